@@ -1,0 +1,80 @@
+"""Phase 3 of GraphDef -> SlimGraph: turn input strings into edges.
+
+Follows the stock dashboard (``seeds/000``, "Add edges"; internals brief section 3):
+``^x`` is a control edge from ``x``; ``x:N`` (and function-style ``x:out_arg:N``) is output
+``N`` of ``x``; input 0 of the stock reference ops (``Assign``, ``ScatterAdd``, ...) is a
+reference edge; anything else is a data edge. Edge size is the product of the source
+output's dims (unknown dims count 1), 1 without shape info. Inputs naming an absent node
+are kept in ``slim.dangling`` (reported, no edge). Cycles (while loops) are allowed.
+
+Pre-condition: ``slim.index`` built (phase 2); ``inputs[i]`` are op ``i``'s raw inputs.
+Post-condition: returns the raw edge columns ``(src, dst, kind, output)``, one per
+resolvable input, in op order then input order; ``slim.dangling`` lists the others.
+"""
+
+from __future__ import annotations
+
+from tb_graph_plugin.graph.model import (
+    EDGE_CONTROL,
+    EDGE_DATA,
+    EDGE_REFERENCE,
+    REFERENCE_EDGE_OPS,
+    DanglingInput,
+    SlimGraph,
+)
+
+__all__ = ["parse_input", "read_edges", "tensor_size"]
+
+
+def parse_input(raw: str) -> tuple[str, int, bool]:
+    """``"^a/b"`` -> ``("a/b", -1, True)``; ``"a:2"`` -> ``("a", 2, False)``."""
+    if raw.startswith("^"):
+        return raw[1:], -1, True
+    j = raw.rfind(":")
+    if j > 0 and raw[j + 1:].isdigit():
+        name = raw[:j]
+        k = name.find(":")
+        if k > 0:  # function-style node:output_arg:index
+            name = name[:k]
+        return name, int(raw[j + 1:]), False
+    return raw, 0, False
+
+
+def tensor_size(shape) -> int:
+    if not shape:
+        return 1
+    size = 1
+    for d in shape:
+        if d > 0:
+            size *= d
+    return size
+
+
+def read_edges(slim: SlimGraph, inputs: list[list[str]]):
+    """Resolve every input string of every op; return parallel edge columns."""
+    index = slim.index
+    ops = slim.ops
+    src_col, dst_col, kind_col, out_col = [], [], [], []
+    dangling = slim.dangling
+    for dst, raws in enumerate(inputs):
+        if not raws:
+            continue
+        ref_op = ops[dst] in REFERENCE_EDGE_OPS
+        for pos, raw in enumerate(raws):
+            if raw.startswith("^"):
+                name, out, kind = raw[1:], -1, EDGE_CONTROL
+            elif ":" in raw:
+                name, out, _ = parse_input(raw)
+                kind = EDGE_REFERENCE if (ref_op and pos == 0) else EDGE_DATA
+            else:
+                name, out = raw, 0
+                kind = EDGE_REFERENCE if (ref_op and pos == 0) else EDGE_DATA
+            src = index.get(name)
+            if src is None:
+                dangling.append(DanglingInput(dst, raw))
+                continue
+            src_col.append(src)
+            dst_col.append(dst)
+            kind_col.append(kind)
+            out_col.append(out)
+    return src_col, dst_col, kind_col, out_col

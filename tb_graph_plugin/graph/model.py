@@ -1,0 +1,269 @@
+"""The SlimGraph data model: a GraphDef's ops and edges, flat, with integer ids.
+
+Vocabulary follows TensorBoard's Graph dashboard documentation
+(``shared/reference/seeds/000``): a **SlimGraph** holds **OpNode**s and **BaseEdge**s and
+no groups. Storage is columnar (one Python list per field, indexed by the op's integer id)
+so a 140k-op graph costs a few lists, not 140k objects; ``OpNode`` and ``BaseEdge`` are
+small views built on demand by :meth:`SlimGraph.node` and :meth:`SlimGraph.edge`.
+
+Ids
+    Op ids are ``0 .. n_nodes-1`` in GraphDef order (then the function library nodes).
+    Edge ids are ``0 .. n_edges-1``. Both are stable for one SlimGraph.
+
+Names
+    ``names[i]`` is the normalized name the hierarchy uses (after the stock ``A`` ->
+    ``A/(A)`` rename when ``A`` is also a namespace); ``original_names[i]`` is the
+    NodeDef's name as written.
+
+Embeddings
+    Ops "visually less significant" sit beside the op they feed (in-embeddings: ``Const``,
+    PyTorch ``prim::GetAttr`` / ``prim::ListConstruct`` / ``prim::Constant``, TF2 resource
+    ``_Arg`` handles and their ``ReadVariableOp``) or read (out-embeddings: ``*Summary``).
+    ``embedding[i]`` says which, ``owner[i]`` is the main op it is drawn beside (its one
+    position), ``in_embeddings[o]`` / ``out_embeddings[o]`` list every embedding beside
+    main op ``o`` (a Const read by three ops is listed beside all three, like nGraph's
+    per-use copies, but owned by the first). Edges touching an embedding are not base
+    edges: an edge from a main op into an embedding is re-targeted to the embedding's
+    owner (stock: "move the inputs of the in-embedding into incoming edges of the main
+    node"); edges between embeddings / from an embedding to its consumers are kept in
+    ``embedding_edges`` for the info pane.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional, Union
+
+__all__ = [
+    "EDGE_DATA",
+    "EDGE_CONTROL",
+    "EDGE_REFERENCE",
+    "EDGE_KIND_NAMES",
+    "MAIN",
+    "IN_EMBEDDING",
+    "OUT_EMBEDDING",
+    "FUNCTION_LIBRARY_PREFIX",
+    "SlimGraphOptions",
+    "OpNode",
+    "BaseEdge",
+    "DanglingInput",
+    "FunctionInfo",
+    "SlimGraph",
+]
+
+# Edge kinds (ints in ``SlimGraph.edge_kind``; names match ``api.wire.EdgeKind`` values).
+EDGE_DATA = 0
+EDGE_CONTROL = 1
+EDGE_REFERENCE = 2
+EDGE_KIND_NAMES = ("data", "control", "reference")
+
+# Embedding roles (ints in ``SlimGraph.embedding``).
+MAIN = 0
+IN_EMBEDDING = 1
+OUT_EMBEDDING = 2
+
+FUNCTION_LIBRARY_PREFIX = "__function_library__"
+
+# Stock reference-edge ops (input 0 of these is a reference edge).
+REFERENCE_EDGE_OPS = frozenset(
+    {
+        "Assign", "AssignAdd", "AssignSub", "assign", "assign_add", "assign_sub",
+        "count_up_to", "ScatterAdd", "ScatterSub", "ScatterUpdate", "scatter_add",
+        "scatter_sub", "scatter_update",
+    }
+)
+
+
+@dataclasses.dataclass
+class SlimGraphOptions:
+    """Switches of :func:`tb_graph_plugin.graph.build_slim_graph` (all on by default)."""
+
+    in_embedding_ops: frozenset = frozenset({"Const"})
+    """Ops drawn beside their consumer (stock: ``Const``)."""
+    out_embedding_pattern: str = r"^[a-zA-Z]+Summary$"
+    """Ops drawn beside their producer (stock: ``*Summary``)."""
+    embed_torch_noise: bool = True
+    """PyTorch ``prim::GetAttr`` / ``prim::ListConstruct`` / ``prim::Constant`` (and
+    ``prim::TupleConstruct`` of them) become in-embeddings when all their inputs are."""
+    torch_noise_ops: frozenset = frozenset(
+        {"prim::GetAttr", "prim::ListConstruct", "prim::Constant", "prim::TupleConstruct"}
+    )
+    embed_variable_reads: bool = True
+    """TF2 resource-typed ``_Arg``/``Placeholder`` handles and the ``ReadVariableOp`` that
+    reads them become in-embeddings of the reading op."""
+    rename_namespace_clashes: bool = True
+    """``A`` -> ``A/(A)`` when ``A`` is also a namespace (stock behaviour)."""
+    function_library: bool = True
+    """Add ``__function_library__<fn>/...`` nodes for ``GraphDef.library.function``."""
+
+
+@dataclasses.dataclass(slots=True)
+class OpNode:
+    """View of one op of a SlimGraph (built on demand, not stored)."""
+
+    id: int
+    name: str
+    original_name: str
+    op: str
+    device: Optional[str]
+    xla_cluster: Optional[str]
+    output_shapes: Optional[list]  # one entry per output: tuple of dims (-1 unknown) or None
+    embedding: int  # MAIN, IN_EMBEDDING or OUT_EMBEDDING
+    owner: int  # main op an embedding is drawn beside; -1 for main ops
+    function: Optional[str]  # library function this node belongs to, if any
+    function_input_index: Optional[int] = None
+    function_output_index: Optional[int] = None
+
+
+@dataclasses.dataclass(slots=True)
+class BaseEdge:
+    """View of one base edge: tensor ``src:src_output`` flows into ``dst``."""
+
+    id: int
+    src: int
+    dst: int
+    kind: int  # EDGE_DATA, EDGE_CONTROL or EDGE_REFERENCE
+    src_output: int
+    size: int  # product of the tensor's dims (unknown dims count 1); 1 if no shape
+    shape: Optional[tuple]  # the tensor's shape if known
+
+    @property
+    def kind_name(self) -> str:
+        return EDGE_KIND_NAMES[self.kind]
+
+
+@dataclasses.dataclass(slots=True)
+class DanglingInput:
+    """An input naming a node absent from the GraphDef; kept and reported, no edge made."""
+
+    node: int
+    input: str  # the raw input string, e.g. "missing/op:1"
+
+
+@dataclasses.dataclass
+class FunctionInfo:
+    """One ``GraphDef.library.function`` turned into ``__function_library__`` nodes."""
+
+    name: str
+    node_ids: list[int] = dataclasses.field(default_factory=list)
+    input_arg_ids: list[int] = dataclasses.field(default_factory=list)
+    output_arg_ids: list[int] = dataclasses.field(default_factory=list)
+
+
+NodeRef = Union[int, str]
+
+
+class SlimGraph:
+    """Flat ops + base edges of one GraphDef. Built by ``graph.build_slim_graph``.
+
+    Per-op columns (index = op id): ``names``, ``original_names``, ``ops``, ``devices``,
+    ``xla_clusters``, ``output_shapes``, ``embedding``, ``owner``, ``node_defs`` (the source
+    ``NodeDef`` or None for synthetic nodes, for attrs in the info pane), ``functions_of``.
+
+    Per-edge columns (index = edge id): ``edge_src``, ``edge_dst``, ``edge_kind``,
+    ``edge_output``, ``edge_size``.
+    """
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.original_names: list[str] = []
+        self.ops: list[str] = []
+        self.devices: list[Optional[str]] = []
+        self.xla_clusters: list[Optional[str]] = []
+        self.output_shapes: list[Optional[list]] = []
+        self.embedding: list[int] = []
+        self.owner: list[int] = []
+        self.node_defs: list[Any] = []
+        self.functions_of: list[Optional[str]] = []
+        self.function_input_index: dict[int, int] = {}
+        self.function_output_index: dict[int, int] = {}
+        self.index: dict[str, int] = {}  # normalized AND original name -> op id
+        self.in_embeddings: dict[int, list[int]] = {}
+        self.out_embeddings: dict[int, list[int]] = {}
+        self.edge_src: list[int] = []
+        self.edge_dst: list[int] = []
+        self.edge_kind: list[int] = []
+        self.edge_output: list[int] = []
+        self.edge_size: list[int] = []
+        # (src, dst, kind, src_output) for edges with an embedding at one end.
+        self.embedding_edges: list[tuple[int, int, int, int]] = []
+        self.dangling: list[DanglingInput] = []
+        self.duplicate_names: list[str] = []  # NodeDef names seen twice (first one kept)
+        self.functions: dict[str, FunctionInfo] = {}
+        self.has_shape_info: bool = False
+        self.timings: dict[str, float] = {}
+
+    # ---- sizes -------------------------------------------------------------------------
+    @property
+    def n_nodes(self) -> int:
+        return len(self.names)
+
+    @property
+    def n_edges(self) -> int:
+        return len(self.edge_src)
+
+    # ---- lookups -----------------------------------------------------------------------
+    def id_of(self, name: NodeRef) -> int:
+        """Op id of a normalized or original name (ints pass through). KeyError if absent."""
+        if isinstance(name, int):
+            return name
+        return self.index[name]
+
+    def node(self, ref: NodeRef) -> OpNode:
+        i = self.id_of(ref)
+        return OpNode(
+            id=i,
+            name=self.names[i],
+            original_name=self.original_names[i],
+            op=self.ops[i],
+            device=self.devices[i],
+            xla_cluster=self.xla_clusters[i],
+            output_shapes=self.output_shapes[i],
+            embedding=self.embedding[i],
+            owner=self.owner[i],
+            function=self.functions_of[i],
+            function_input_index=self.function_input_index.get(i),
+            function_output_index=self.function_output_index.get(i),
+        )
+
+    def edge(self, e: int) -> BaseEdge:
+        src, out = self.edge_src[e], self.edge_output[e]
+        return BaseEdge(
+            id=e,
+            src=src,
+            dst=self.edge_dst[e],
+            kind=self.edge_kind[e],
+            src_output=out,
+            size=self.edge_size[e],
+            shape=self.shape_of(src, out),
+        )
+
+    def shape_of(self, node: int, output: int) -> Optional[tuple]:
+        shapes = self.output_shapes[node]
+        if shapes is None or output < 0 or output >= len(shapes):
+            return None
+        return shapes[output]
+
+    def main_node_ids(self) -> list[int]:
+        """Ids of the ops that are not embeddings (the ones the hierarchy places)."""
+        emb = self.embedding
+        return [i for i in range(len(emb)) if emb[i] == MAIN]
+
+    def op_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for op in self.ops:
+            counts[op] = counts.get(op, 0) + 1
+        return counts
+
+    def out_edges(self) -> list[list[int]]:
+        """Adjacency (edge ids by source op), computed on demand."""
+        adj: list[list[int]] = [[] for _ in range(self.n_nodes)]
+        for e, s in enumerate(self.edge_src):
+            adj[s].append(e)
+        return adj
+
+    def in_edges(self) -> list[list[int]]:
+        adj: list[list[int]] = [[] for _ in range(self.n_nodes)]
+        for e, d in enumerate(self.edge_dst):
+            adj[d].append(e)
+        return adj

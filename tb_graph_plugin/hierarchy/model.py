@@ -1,0 +1,305 @@
+"""The Hierarchy data model: MetaNodes, SeriesNodes and MetaEdges over a SlimGraph.
+
+Vocabulary follows TensorBoard's Graph dashboard documentation (``seeds/000``, glossary):
+a **MetaNode** groups OpNodes and MetaNodes; its *metagraph* is its direct children and
+the **MetaEdge**s between them; a **SeriesNode** is a MetaNode whose children are a run
+of repeated siblings (``add_[1-5]``, ``TransformerEncoderLayer[0-5]``); a **template** id
+is shared by groups with the same internal structure.
+
+Ids (one integer space for everything the hierarchy places)
+    ``0 .. n_ops-1``  the SlimGraph's op ids (``hierarchy.slim``), unchanged;
+    ``n_ops + k``     group ``k`` (``hierarchy.groups[k]``); the root is group 0, name
+                      ``"__root__"``.
+    Every method taking a node accepts an id or a hierarchy name.
+
+Names
+    A hierarchy name is unique. An op's hierarchy name is its SlimGraph name. A group's
+    name is normally its ``/`` scope, but **do not derive ancestry from names**: series
+    and inferred scopes (``conv2``, ``conv2_block1`` recovered from Keras 3 token
+    prefixes) add groups without renaming their members, so always use ``parent()``.
+
+Placement
+    Every main op is the child of exactly one group. Embedding ops (``slim.embedding !=
+    MAIN``) are not children of any group: they sit beside ``slim.owner[op]`` and
+    ``parent(op)`` returns the owner's group. ``embeddings(op)`` lists them.
+
+MetaEdges
+    Every base edge of the SlimGraph is in exactly one MetaEdge: the one between the two
+    children of the lowest common ancestor group that contain its ends. Self loops of a
+    group (both ends inside the same child) never happen, since that child would be a
+    lower common ancestor.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterator, Optional, Union
+
+from tb_graph_plugin.graph.model import MAIN, SlimGraph
+
+__all__ = [
+    "ROOT_NAME",
+    "KIND_OP",
+    "KIND_META",
+    "KIND_SERIES",
+    "HierarchyOptions",
+    "MetaEdge",
+    "MetaNode",
+    "SeriesNode",
+    "Hierarchy",
+]
+
+ROOT_NAME = "__root__"
+KIND_OP = "op"
+KIND_META = "meta"
+KIND_SERIES = "series"
+
+NodeRef = Union[int, str]
+
+
+@dataclasses.dataclass
+class HierarchyOptions:
+    """Switches of :func:`tb_graph_plugin.hierarchy.build_hierarchy`."""
+
+    series_min_size: int = 5
+    """Stock rule: at least this many same-op siblings ``x``, ``x_1`` .. ``x_N`` with
+    consecutive numeric suffixes form an op SeriesNode. 0 disables op series."""
+    block_series_min_size: int = 4
+    """Generalized series: at least this many sibling groups with the same template and
+    consecutive indices (``layers.0..N``, ``Block[i]``, ``block1..N``, ``_1.._N``) form a
+    block SeriesNode. 0 disables block series."""
+    infer_scopes: Optional[bool] = None
+    """Scope inference from name tokens (Keras 3 ``conv2_block1_2_bn``): None = automatic
+    (a group with at least ``infer_min_siblings`` children whose names share token
+    prefixes), True = every group, False = never."""
+    infer_min_siblings: int = 12
+    """Automatic scope inference looks at groups with at least this many children."""
+    infer_min_group: int = 2
+    """An inferred group holds at least this many siblings."""
+    templates: bool = True
+    """Compute structural templates (bottom-up WL hash of each group's metagraph)."""
+    template_rounds: int = 2
+    """WL refinement rounds inside each metagraph."""
+
+
+@dataclasses.dataclass(slots=True)
+class MetaEdge:
+    """All base edges between two children of one group, bundled.
+
+    ``src``/``dst`` are hierarchy ids of direct children of the group owning the edge.
+    """
+
+    src: int
+    dst: int
+    base_edges: list[int] = dataclasses.field(default_factory=list)  # SlimGraph edge ids
+    size: int = 0  # sum of the base edges' tensor sizes
+    n_control: int = 0
+    n_reference: int = 0
+
+    @property
+    def count(self) -> int:
+        return len(self.base_edges)
+
+    @property
+    def control_only(self) -> bool:
+        return self.n_control == len(self.base_edges)
+
+    @property
+    def kind(self) -> str:
+        """``control`` if only control edges, ``reference`` if any reference, else ``data``."""
+        if self.n_control == len(self.base_edges):
+            return "control"
+        return "reference" if self.n_reference else "data"
+
+
+@dataclasses.dataclass(eq=False)
+class MetaNode:
+    """A group: a ``/`` scope, an inferred token scope, a library function, or the root."""
+
+    id: int
+    name: str
+    label: str  # short text to draw (last segment / series pattern)
+    parent: int  # hierarchy id of the parent group; -1 for the root
+    children: list[int] = dataclasses.field(default_factory=list)  # hierarchy ids
+    metaedges: list[MetaEdge] = dataclasses.field(default_factory=list)
+    cardinality: int = 0  # main ops inside (recursively); embeddings not counted
+    n_embeddings: int = 0  # embedding ops beside ops inside
+    depth: int = 0  # distance to the deepest leaf: a group of ops has depth 1
+    level: int = 0  # distance from the root: top-level groups have level 1
+    op_histogram: dict[str, int] = dataclasses.field(default_factory=dict)
+    device_histogram: dict[str, int] = dataclasses.field(default_factory=dict)
+    xla_histogram: dict[str, int] = dataclasses.field(default_factory=dict)
+    template: Optional[str] = None  # shared template id; None if structure is unique
+    structure_hash: int = 0  # raw structural hash (equal hash -> same template)
+    inferred: bool = False  # created by scope inference from name tokens
+    function: Optional[str] = None  # library function name for __function_library__ groups
+    has_non_control_edges: bool = False
+    compute_time_us: Optional[float] = None  # from a profile join
+    memory_bytes: Optional[int] = None
+    profile_devices: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    kind = KIND_META
+
+    @property
+    def is_series(self) -> bool:
+        return False
+
+
+@dataclasses.dataclass(eq=False)
+class SeriesNode(MetaNode):
+    """A run of repeated siblings; ``children`` are its members in index order.
+
+    ``series_kind`` is ``"op"`` (stock rule: same-op ops ``add_1..add_N``) or ``"block"``
+    (generalized: sibling groups with one template and consecutive indices). Members keep
+    their own names; ``name`` is ``parent/prefix[start-end]suffix``.
+    """
+
+    series_kind: str = "op"
+    prefix: str = ""
+    suffix: str = ""
+    indices: list[int] = dataclasses.field(default_factory=list)  # member i has indices[i]
+
+    kind = KIND_SERIES
+
+    @property
+    def is_series(self) -> bool:
+        return True
+
+
+class Hierarchy:
+    """Groups + metaedges over a SlimGraph. Built by ``hierarchy.build_hierarchy``."""
+
+    def __init__(self, slim: SlimGraph, options: HierarchyOptions) -> None:
+        self.slim = slim
+        self.options = options
+        self.n_ops = slim.n_nodes
+        self.groups: list[MetaNode] = []
+        self.op_parent: list[int] = [-1] * slim.n_nodes  # group id holding each main op
+        self.group_index: dict[str, int] = {}  # group name -> hierarchy id
+        self.templates: dict[str, list[int]] = {}  # template id -> group ids (>= 2)
+        self.series_of_op: dict[int, int] = {}  # member hierarchy id -> series group id
+        self.max_metaedge_size: int = 0
+        self.inferred_scopes: bool = False  # scope inference created at least one group
+        self.timings: dict[str, float] = {}
+        self.profile: Optional[dict[str, Any]] = None  # op id -> stats, set by profile join
+
+    # ---- ids and names -----------------------------------------------------------------
+    @property
+    def root(self) -> MetaNode:
+        return self.groups[0]
+
+    def id_of(self, ref: NodeRef) -> int:
+        """Hierarchy id of a name (group name, op name or original op name)."""
+        if isinstance(ref, int):
+            return ref
+        gid = self.group_index.get(ref)
+        if gid is not None:
+            return gid
+        return self.slim.index[ref]
+
+    def has(self, ref: NodeRef) -> bool:
+        try:
+            self.id_of(ref)
+            return True
+        except KeyError:
+            return False
+
+    def name_of(self, ref: NodeRef) -> str:
+        i = self.id_of(ref)
+        if i >= self.n_ops:
+            return self.groups[i - self.n_ops].name
+        return self.slim.names[i]
+
+    def is_group(self, ref: NodeRef) -> bool:
+        return self.id_of(ref) >= self.n_ops
+
+    def group(self, ref: NodeRef) -> MetaNode:
+        """The MetaNode/SeriesNode of a group id or name (KeyError for ops)."""
+        i = self.id_of(ref)
+        if i < self.n_ops:
+            raise KeyError(f"{self.slim.names[i]!r} is an op, not a group")
+        return self.groups[i - self.n_ops]
+
+    def kind(self, ref: NodeRef) -> str:
+        """``op``, ``meta``, ``series``, ``in_embedding`` or ``out_embedding``."""
+        i = self.id_of(ref)
+        if i >= self.n_ops:
+            return self.groups[i - self.n_ops].kind
+        emb = self.slim.embedding[i]
+        return KIND_OP if emb == MAIN else ("in_embedding" if emb == 1 else "out_embedding")
+
+    # ---- tree --------------------------------------------------------------------------
+    def parent(self, ref: NodeRef) -> Optional[int]:
+        """Id of the group holding a node (None for the root). Embeddings: owner's group."""
+        i = self.id_of(ref)
+        if i >= self.n_ops:
+            p = self.groups[i - self.n_ops].parent
+            return None if p < 0 else p
+        owner = self.slim.owner[i]
+        return self.op_parent[owner if owner >= 0 else i]
+
+    def ancestors(self, ref: NodeRef) -> list[int]:
+        """Group ids from the parent up to and including the root."""
+        out = []
+        p = self.parent(ref)
+        while p is not None:
+            out.append(p)
+            p = self.parent(p)
+        return out
+
+    def children(self, ref: NodeRef) -> list[int]:
+        return self.group(ref).children
+
+    def child_names(self, ref: NodeRef) -> list[str]:
+        return [self.name_of(c) for c in self.group(ref).children]
+
+    def metaedges(self, ref: NodeRef) -> list[MetaEdge]:
+        """MetaEdges between the direct children of a group."""
+        return self.group(ref).metaedges
+
+    def embeddings(self, op: NodeRef) -> tuple[list[int], list[int]]:
+        """(in-embedding op ids, out-embedding op ids) drawn beside a main op."""
+        i = self.id_of(op)
+        return self.slim.in_embeddings.get(i, []), self.slim.out_embeddings.get(i, [])
+
+    def cardinality(self, ref: NodeRef) -> int:
+        i = self.id_of(ref)
+        return self.groups[i - self.n_ops].cardinality if i >= self.n_ops else 1
+
+    def template_of(self, ref: NodeRef) -> Optional[str]:
+        i = self.id_of(ref)
+        return self.groups[i - self.n_ops].template if i >= self.n_ops else None
+
+    def series_of(self, ref: NodeRef) -> Optional[int]:
+        """Id of the SeriesNode a node is a member of, if any."""
+        return self.series_of_op.get(self.id_of(ref))
+
+    def label(self, ref: NodeRef) -> str:
+        i = self.id_of(ref)
+        if i >= self.n_ops:
+            return self.groups[i - self.n_ops].label
+        name = self.slim.names[i]
+        return name[name.rfind("/") + 1:]
+
+    def leaf_ops(self, ref: NodeRef) -> Iterator[int]:
+        """Main op ids inside a group, recursively (depth-first, children order)."""
+        stack = [self.id_of(ref)]
+        n = self.n_ops
+        while stack:
+            i = stack.pop()
+            if i < n:
+                yield i
+            else:
+                stack.extend(reversed(self.groups[i - n].children))
+
+    def walk_groups(self) -> Iterator[MetaNode]:
+        """Groups in pre-order from the root."""
+        stack = [0]
+        n = self.n_ops
+        while stack:
+            g = self.groups[stack.pop()]
+            yield g
+            stack.extend(c - n for c in reversed(g.children) if c >= n)
+
+    def series_nodes(self) -> list[SeriesNode]:
+        return [g for g in self.groups if isinstance(g, SeriesNode)]
