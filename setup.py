@@ -1,0 +1,40 @@
+"""tb-graph-plugin: a TensorBoard plugin that shows ML computation graphs (tab "Graph Explorer")."""
+
+import setuptools
+
+setuptools.setup(
+    name="tb-graph-plugin",
+    version="0.1.0",
+    description="Graph Explorer: a fast TensorBoard graph dashboard with server-side layout",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    packages=setuptools.find_packages(include=["tb_graph_plugin", "tb_graph_plugin.*"]),
+    package_data={"tb_graph_plugin": ["static/*", "http_api.md"]},
+    python_requires=">=3.9",
+    install_requires=[
+        "tensorboard>=2.14",
+        "protobuf>=3.20",
+        "werkzeug>=1.0",
+        "numpy>=1.21",
+        "pygraphviz>=1.11",  # bundles Graphviz; the per-group layout engine (issue 4)
+    ],
+    extras_require={
+        "test": [
+            "pytest>=7",
+            "hypothesis>=6",
+            "playwright>=1.40",
+            "tensorflow-cpu>=2.15",
+            # The CPU build of this exact version lies on disk on our machines; any other
+            # spec pulls gigabytes of CUDA packages.
+            "torch==2.13.0",
+        ],
+    },
+    entry_points={
+        "tensorboard_plugins": [
+            "graph_explorer = tb_graph_plugin.plugin:GraphExplorerLoader",
+        ],
+        "console_scripts": [
+            "tb-graph = tb_graph_plugin.cli:main",
+        ],
+    },
+)

@@ -1,0 +1,1 @@
+"""tb-graph-plugin: Graph Explorer, a TensorBoard plugin for ML computation graphs."""

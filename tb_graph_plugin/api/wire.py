@@ -1,0 +1,244 @@
+"""The JSON wire format between the plugin's routes and the frontend, declared once.
+
+Every payload the frontend reads is one of these dataclasses turned into JSON with
+``to_json``; ``frontend/src/api/types.ts`` mirrors them field for field. Bump
+``WIRE_VERSION`` when a field changes meaning or disappears.
+
+Coordinates are absolute, in pixels, y growing downwards; ``x``/``y`` are a node's
+centre (the convention of dagre and Graphviz).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+from typing import Any, Optional
+
+__all__ = [
+    "WIRE_VERSION",
+    "GraphKind",
+    "NodeKind",
+    "EdgeKind",
+    "JobState",
+    "GraphRef",
+    "StepListing",
+    "TagListing",
+    "RunListing",
+    "Listing",
+    "SceneNode",
+    "SceneEdge",
+    "Scene",
+    "SceneDelta",
+    "Job",
+    "NodeDetails",
+    "SearchHit",
+    "UploadAnswer",
+    "ErrorAnswer",
+    "to_json",
+]
+
+WIRE_VERSION = 1
+
+
+class GraphKind(str, enum.Enum):
+    """Which graph of a (run, tag) is meant."""
+
+    OP = "op"  # a GraphDef: run graph, or trace_export function graphs merged
+    CONCEPTUAL = "conceptual"  # a Keras model.to_json(), converted to a GraphDef
+    PROFILE = "profile"  # an op graph joined with RunMetadata step stats
+
+
+class NodeKind(str, enum.Enum):
+    OP = "op"
+    META = "meta"
+    SERIES = "series"
+    BRIDGE = "bridge"
+    IN_EMBEDDING = "in_embedding"
+    OUT_EMBEDDING = "out_embedding"
+    STUB = "stub"  # end of a long skip edge cut into labelled stubs
+
+
+class EdgeKind(str, enum.Enum):
+    DATA = "data"
+    CONTROL = "control"
+    REFERENCE = "reference"
+
+
+class JobState(str, enum.Enum):
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+@dataclasses.dataclass
+class GraphRef:
+    """Names one graph the server can build: the key of every per-graph route.
+
+    ``run`` is ``"__upload__"`` and ``tag`` the upload id for uploaded graphs.
+    ``step`` is None for "the latest step".
+    """
+
+    run: str
+    tag: str
+    kind: GraphKind
+    step: Optional[int] = None
+
+
+@dataclasses.dataclass
+class StepListing:
+    step: int
+    wall_time: float
+
+
+@dataclasses.dataclass
+class TagListing:
+    """What exists for one (run, tag): same flags as the stock ``/info``, plus steps."""
+
+    tag: str
+    run_graph: bool
+    op_graph: bool
+    conceptual_graph: bool
+    profile: bool
+    steps: list[StepListing]
+
+
+@dataclasses.dataclass
+class RunListing:
+    run: str
+    tags: list[TagListing]
+
+
+@dataclasses.dataclass
+class Listing:
+    """Answer of ``/graphs``: every run and tag with graph data, and its steps."""
+
+    runs: list[RunListing]
+    version: int = WIRE_VERSION
+
+
+@dataclasses.dataclass
+class SceneNode:
+    name: str  # the hierarchy name, unique; "" is never used (root is "__root__")
+    label: str  # short text to draw (last name segment, series pattern, ...)
+    kind: NodeKind
+    x: float
+    y: float
+    width: float
+    height: float
+    parent: Optional[str]  # name of the expanded group holding it; None at top level
+    expanded: bool = False
+    cardinality: int = 1  # number of ops inside (1 for an op)
+    op: Optional[str] = None
+    device: Optional[str] = None
+    xla_cluster: Optional[str] = None
+    template: Optional[str] = None  # structural template id, same id = same structure
+    compute_time_us: Optional[float] = None
+    memory_bytes: Optional[int] = None
+    tpu_compatible: Optional[bool] = None
+    extracted: bool = False  # drawn in a side column (auxiliary node)
+    of: Optional[str] = None  # for embeddings, bridges, stubs: the node they stand beside / for
+
+
+@dataclasses.dataclass
+class SceneEdge:
+    source: str
+    target: str
+    points: list[list[float]]  # [[x, y], ...] from source border to target border
+    kind: EdgeKind
+    width: float  # stroke width in px, from summed tensor size
+    label: Optional[str] = None  # shape label, e.g. "?×128", "3 tensors"
+    count: int = 1  # number of base edges bundled
+
+
+@dataclasses.dataclass
+class Scene:
+    """The laid-out graph for one expansion state; the frontend draws exactly this."""
+
+    graph: GraphRef
+    expanded: list[str]
+    nodes: list[SceneNode]
+    edges: list[SceneEdge]
+    width: float
+    height: float
+    stats: dict[str, Any] = dataclasses.field(default_factory=dict)  # op count, timings
+    version: int = WIRE_VERSION
+
+
+@dataclasses.dataclass
+class SceneDelta:
+    """Answer to expand/collapse: only what changed against the scene the client has."""
+
+    graph: GraphRef
+    expanded: list[str]
+    upserted_nodes: list[SceneNode]
+    removed_nodes: list[str]
+    edges: list[SceneEdge]  # the full edge list (cheap), replacing the client's
+    width: float
+    height: float
+    version: int = WIRE_VERSION
+
+
+@dataclasses.dataclass
+class Job:
+    """Answer (HTTP 202) while work for a request runs in the background."""
+
+    job_id: str
+    state: JobState
+    stage: str  # "parse", "slim_graph", "hierarchy", "layout", ...
+    progress: float  # 0..1
+    error: Optional[str] = None
+    version: int = WIRE_VERSION
+
+
+@dataclasses.dataclass
+class NodeDetails:
+    name: str
+    kind: NodeKind
+    op: Optional[str]
+    device: Optional[str]
+    attrs: list[dict[str, Any]]  # {"key", "value"} or {"key", "elided_bytes"}
+    inputs: list[dict[str, Any]]  # {"name", "shape", "kind", "visible"}
+    outputs: list[dict[str, Any]]
+    cardinality: int = 1
+    series: Optional[str] = None
+    template: Optional[str] = None
+    stats: Optional[dict[str, Any]] = None  # compute time, memory, device from a profile
+    version: int = WIRE_VERSION
+
+
+@dataclasses.dataclass
+class SearchHit:
+    name: str
+    op: Optional[str]
+    kind: NodeKind
+
+
+@dataclasses.dataclass
+class UploadAnswer:
+    graph: GraphRef
+    ops: int
+    version: int = WIRE_VERSION
+
+
+@dataclasses.dataclass
+class ErrorAnswer:
+    error: str
+    version: int = WIRE_VERSION
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def to_json(value: Any) -> str:
+    """Serialise a wire dataclass (or a list/dict of them) to compact JSON."""
+    return json.dumps(_plain(value), separators=(",", ":"), allow_nan=False)

@@ -1,0 +1,155 @@
+"""Keras ``model.to_json()`` -> GraphDef: the conceptual graph.
+
+Follows the stock converter's rules (``tensorboard/plugins/graph/keras_util.py``, summarised in
+TENSORBOARD_GRAPH_INTERNALS.md section 1), written anew:
+
+- layers are visited in preorder; a layer becomes node ``<model>/<layer>`` (nested models add
+  their name as a scope and get no node of their own);
+- attrs ``keras_class`` (the layer's class name) and ``dtype`` (from ``config.dtype``, or
+  ``config.dtype.config.name`` for a dtype policy);
+- inputs come from ``inbound_nodes[*].args`` Keras tensors' ``keras_history[:3]``
+  (``[layer, node_index, tensor_index]``); an input naming a nested model is remapped to that
+  model's output layer; a Sequential layer's input is the previous layer;
+- a nested functional model's input layers are wired to what feeds the model.
+
+Pre-condition: ``model_json`` is the parsed JSON of ``model.to_json()``.
+Post-condition: a GraphDef with one node per non-model layer; raises
+``errors.InvalidArgumentError`` naming the problem for JSON that is not a Keras model.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator
+
+from tensorboard import errors
+from tensorboard.compat.proto import graph_pb2
+from tensorboard.compat.tensorflow_stub import dtypes
+
+__all__ = ["keras_json_to_graph_def"]
+
+
+def keras_json_to_graph_def(blob: bytes, what: str) -> graph_pb2.GraphDef:
+    try:
+        model = json.loads(blob)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise errors.InvalidArgumentError(f"{what} is not valid JSON: {e}") from None
+    if not isinstance(model, dict) or not isinstance(model.get("config"), dict):
+        raise errors.InvalidArgumentError(f"{what} is not a Keras model: no 'config' object")
+    try:
+        return _convert(model)
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as e:
+        raise errors.InvalidArgumentError(
+            f"{what}: unsupported Keras model JSON ({type(e).__name__}: {e})"
+        ) from None
+
+
+def _scoped(scope: str, name: str) -> str:
+    return f"{scope}/{name}" if scope else name
+
+
+def _is_model(layer: dict) -> bool:
+    return layer["config"].get("layers") is not None
+
+
+def _walk(layer: dict, scope: str = "") -> Iterator[tuple[str, dict]]:
+    """Preorder (scope, layer) pairs; a model's children get the model's name as scope."""
+    yield scope, layer
+    children = layer["config"].get("layers")
+    if children:
+        child_scope = _scoped(scope, layer["config"]["name"])
+        for child in children:
+            yield from _walk(child, child_scope)
+
+
+def _keras_histories(args: Any) -> Iterator[list]:
+    """The ``keras_history`` of each Keras tensor in ``args`` (a list, possibly nested one level)."""
+    for arg in args:
+        items = arg if isinstance(arg, list) else [arg]
+        for item in items:
+            if not isinstance(item, dict):
+                continue
+            history = item.get("config", {}).get("keras_history", [])
+            if len(history) >= 3:
+                yield history[:3]
+
+
+def _inbound(layer: dict) -> list[list]:
+    found: list[list] = []
+    for node in layer.get("inbound_nodes") or []:
+        if isinstance(node, dict):  # Keras 3; Keras 2 lists are not read (as in the stock plugin)
+            found.extend(_keras_histories(node.get("args", [])))
+    return found
+
+
+def _as_list_of_layers(value: list) -> list[list]:
+    return value if isinstance(value[0], list) else [value]
+
+
+def _dtype_enum(dtype_or_policy: Any):
+    dtype = dtype_or_policy
+    if isinstance(dtype_or_policy, dict) and "config" in dtype_or_policy:
+        dtype = dtype_or_policy["config"].get("name")
+    if dtype is None or isinstance(dtype, dict):
+        return None
+    try:
+        return dtypes.as_dtype(dtype).as_datatype_enum
+    except TypeError:
+        return None
+
+
+def _convert(model: dict) -> graph_pb2.GraphDef:
+    graph = graph_pb2.GraphDef()
+    input_feeds: dict[str, str] = {}  # nested model input layer -> the node feeding the model
+    model_outputs: dict[str, list[str]] = {}  # nested model name -> its output layer nodes
+    previous = None  # the previous node, for Sequential wiring
+
+    for scope, layer in _walk(model):
+        config = layer["config"]
+        if _is_model(layer):
+            previous = _register_model(scope, layer, input_feeds, model_outputs, previous)
+            continue
+        node = graph.node.add()
+        node.name = _scoped(scope, config["name"])
+        if layer.get("class_name") is not None:
+            node.attr["keras_class"].s = layer["class_name"].encode("ascii")
+        dtype = _dtype_enum(config.get("dtype"))
+        if dtype is not None:
+            node.attr["dtype"].type = dtype
+        if layer.get("inbound_nodes") is not None:
+            for name, _, index in _inbound(layer):
+                sources = model_outputs.get(_scoped(scope, name), [_scoped(scope, name)])
+                node.input.append(sources[index] if index < len(sources) else sources[-1])
+        elif previous is not None:
+            node.input.append(previous)
+        if node.name in input_feeds:
+            node.input.append(input_feeds[node.name])
+        previous = node.name
+    return graph
+
+
+def _register_model(scope, layer, input_feeds, model_outputs, previous):
+    config = layer["config"]
+    name = _scoped(scope, config["name"])
+    input_layers = config.get("input_layers")
+    output_layers = config.get("output_layers")
+    inbound = _inbound(layer)
+    functional = bool(input_layers and output_layers)
+    if functional:
+        input_layers = [entry[0] for entry in _as_list_of_layers(input_layers)]
+    if inbound and functional:
+        for input_layer, source in zip(input_layers, inbound):
+            input_feeds[_scoped(name, input_layer)] = _scoped(scope, source[0])
+    elif inbound:
+        previous = _scoped(scope, inbound[0][0])
+    elif previous and functional:
+        if len(input_layers) != 1:
+            raise ValueError(
+                f"multi-input functional model {name!r} inside a non-functional model"
+            )
+        input_feeds[_scoped(name, input_layers[0])] = previous
+    if functional:
+        model_outputs[name] = [_scoped(name, out[0]) for out in _as_list_of_layers(output_layers)]
+    else:
+        model_outputs[name] = [_scoped(name, config["layers"][-1]["config"]["name"])]
+    return previous

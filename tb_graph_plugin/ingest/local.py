@@ -1,0 +1,92 @@
+"""Read a graph from a path without a TensorBoard server: a logdir, an event file, a .pbtxt or .pb.
+
+Logdirs and event files go through TensorBoard's own local data provider
+(``MultiplexerDataProvider``) and our ``GraphStore``, the very code the plugin runs.
+
+Post-condition: ``load_graph_def_from_path`` returns the GraphDef that the plugin would serve for
+(run, tag, step) - the first op graph (run graph first) when run/tag are not given - or raises
+``errors.PublicError`` naming what is missing and what exists.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from tensorboard import context as tb_context
+from tensorboard import errors
+from tensorboard.backend.event_processing import data_provider as tb_data_provider
+from tensorboard.backend.event_processing import event_multiplexer
+from tensorboard.compat.proto import graph_pb2
+
+from tb_graph_plugin.api import wire
+from tb_graph_plugin.ingest import listing, parse
+from tb_graph_plugin.ingest.store import GraphStore
+
+__all__ = ["LocalLogs", "load_graph_def_from_path", "open_logs"]
+
+_EVENT_MARK = "tfevents"
+
+
+class LocalLogs:
+    """A logdir or event file opened with TensorBoard's local data provider."""
+
+    def __init__(self, path: str):
+        multiplexer = event_multiplexer.EventMultiplexer(
+            size_guidance={"tensors": 0, "graph": 0, "meta_graph": 0, "run_metadata": 0}
+        )
+        if os.path.isdir(path):
+            multiplexer.AddRunsFromDirectory(path)
+        else:
+            multiplexer.AddRun(path, name=".")
+        multiplexer.Reload()
+        self.provider = tb_data_provider.MultiplexerDataProvider(multiplexer, path)
+        self.ctx = tb_context.RequestContext()
+        self.experiment_id = ""
+        self.store = GraphStore(self.provider)
+
+    def listing(self) -> wire.Listing:
+        return listing.listing(self.provider, self.ctx, self.experiment_id)
+
+    def default_ref(self, run: Optional[str], tag: Optional[str], step: Optional[int]) -> wire.GraphRef:
+        """The graph to open when the user names only part of it: op graphs before others."""
+        candidates = []
+        for run_listing in self.listing().runs:
+            if run is not None and run_listing.run != run:
+                continue
+            for t in run_listing.tags:
+                if tag is not None and t.tag != tag:
+                    continue
+                if t.run_graph or t.op_graph:
+                    candidates.append((0, run_listing.run, t.tag, wire.GraphKind.OP))
+                elif t.conceptual_graph:
+                    candidates.append((1, run_listing.run, t.tag, wire.GraphKind.CONCEPTUAL))
+        if not candidates:
+            wanted = " ".join(
+                f"{k} {v!r}" for k, v in (("run", run), ("tag", tag)) if v is not None
+            )
+            raise errors.NotFoundError(f"no graph found{' for ' + wanted if wanted else ''}")
+        _, found_run, found_tag, kind = min(candidates, key=lambda c: c[0])
+        return wire.GraphRef(run=found_run, tag=found_tag, kind=kind, step=step)
+
+    def graph_def(self, ref: wire.GraphRef) -> graph_pb2.GraphDef:
+        return self.store.graph_def(self.ctx, self.experiment_id, ref)
+
+
+def open_logs(path: str) -> LocalLogs:
+    if not os.path.exists(path):
+        raise errors.NotFoundError(f"no such file or directory: {path!r}")
+    return LocalLogs(path)
+
+
+def load_graph_def_from_path(
+    path: str,
+    run: Optional[str] = None,
+    tag: Optional[str] = None,
+    step: Optional[int] = None,
+) -> graph_pb2.GraphDef:
+    if os.path.isfile(path) and _EVENT_MARK not in os.path.basename(path):
+        with open(path, "rb") as f:
+            return parse.parse_graph_file(f.read(), f"file {path!r}")
+    logs = open_logs(path)
+    return logs.graph_def(logs.default_ref(run, tag, step))

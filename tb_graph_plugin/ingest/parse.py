@@ -1,0 +1,64 @@
+"""Bytes -> GraphDef: the serialized run graph, and uploaded ``.pb`` / ``.pbtxt`` files.
+
+Post-condition: a parsed GraphDef, or ``errors.InvalidArgumentError`` whose message says what
+the bytes are not (not a binary GraphDef, not UTF-8, the pbtxt line that failed, no nodes).
+"""
+
+from __future__ import annotations
+
+from google.protobuf import message, text_format
+from tensorboard import errors
+from tensorboard.compat.proto import graph_pb2
+
+__all__ = ["parse_graph_def", "parse_graph_file"]
+
+
+def parse_graph_def(blob: bytes, what: str) -> graph_pb2.GraphDef:
+    """A serialized (binary) GraphDef, as written in ``Event.graph_def``."""
+    try:
+        return graph_pb2.GraphDef.FromString(blob)
+    except (message.DecodeError, RuntimeError, ValueError) as e:
+        raise errors.InvalidArgumentError(f"malformed GraphDef in {what}: {e}") from None
+
+
+def parse_graph_file(blob: bytes, what: str) -> graph_pb2.GraphDef:
+    """A GraphDef file of either format: pbtxt (UTF-8 text) or binary ``.pb``.
+
+    Text is tried first when the bytes decode as UTF-8 and look like text; then binary.
+    """
+    if not blob:
+        raise errors.InvalidArgumentError(f"{what} is empty")
+    text_error = None
+    try:
+        text = blob.decode("utf-8")
+    except UnicodeDecodeError as e:
+        text = None
+        text_error = f"not UTF-8 text ({e.reason} at byte {e.start})"
+    if text is not None and _looks_like_text(text):
+        graph = graph_pb2.GraphDef()
+        try:
+            text_format.Parse(text, graph)
+        except text_format.ParseError as e:
+            raise errors.InvalidArgumentError(f"{what} is not a valid GraphDef pbtxt: {e}") from None
+        return _non_empty(graph, what)
+    try:
+        graph = graph_pb2.GraphDef.FromString(blob)
+    except (message.DecodeError, RuntimeError, ValueError) as e:
+        detail = f"; as text: {text_error}" if text_error else ""
+        raise errors.InvalidArgumentError(
+            f"{what} is not a GraphDef: not a binary GraphDef ({e}){detail}"
+        ) from None
+    return _non_empty(graph, what)
+
+
+def _looks_like_text(text: str) -> bool:
+    sample = text[:4096]
+    return all(c.isprintable() or c in "\t\r\n" for c in sample)
+
+
+def _non_empty(graph: graph_pb2.GraphDef, what: str) -> graph_pb2.GraphDef:
+    if not graph.node and not graph.library.function:
+        raise errors.InvalidArgumentError(f"{what} parses as a GraphDef but holds no nodes")
+    if any(not node.name for node in graph.node):
+        raise errors.InvalidArgumentError(f"{what} is not a GraphDef: a node has no name")
+    return graph

@@ -1,0 +1,148 @@
+"""GraphStore: every graph source, read through the data provider, parsed once and cached.
+
+The ingest pipeline per ``GraphRef`` kind (the whole stage, in order):
+
+=============  ===========================================  ======================================
+kind / tag     blob read (data names, tried in order)       parse
+=============  ===========================================  ======================================
+op, run graph  ``graphs`` / ``__run_graph__``               ``parse.parse_graph_def``
+op, other tag  ``graph_run_metadata``,                      ``run_metadata.merge_function_graphs``
+               ``graph_run_metadata_graph``
+conceptual     ``graph_keras_model``                        ``keras_model.keras_json_to_graph_def``
+profile        stats: ``graph_tagged_run_metadata``,         ``run_metadata.parse_run_metadata``;
+               ``graph_run_metadata``; graph: the tag's op  graph as for ``op``
+               graph if it has one, else the run graph
+upload         the in-memory upload store                    ``parse.parse_graph_file``
+=============  ===========================================  ======================================
+
+Post-condition: a second request for the same (experiment, run, tag, kind, step) does no
+reading or parsing; callers must not mutate what they get.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import threading
+from typing import Optional
+
+from tensorboard import errors
+from tensorboard.compat.proto import graph_pb2
+
+from tb_graph_plugin import metadata
+from tb_graph_plugin.api import wire
+from tb_graph_plugin.ingest import blobs, keras_model, parse, run_metadata
+from tb_graph_plugin.ingest.cache import LruCache
+
+__all__ = ["GraphStore", "DEFAULT_CACHE_BYTES", "DEFAULT_UPLOAD_LIMIT_BYTES"]
+
+DEFAULT_CACHE_BYTES = 2 << 30
+DEFAULT_UPLOAD_LIMIT_BYTES = 256 << 20
+MAX_UPLOADS = 32  # uploads kept in memory, oldest dropped first
+
+_OP_GRAPH_NAMES = (metadata.RUN_METADATA, metadata.RUN_METADATA_WITH_GRAPH)
+_PROFILE_NAMES = (metadata.TAGGED_RUN_METADATA, metadata.RUN_METADATA)
+
+
+def _describe(run: str, tag: str, step: Optional[int]) -> str:
+    at = "" if step is None else f" step {step}"
+    return f"run {run!r} tag {tag!r}{at}"
+
+
+class GraphStore:
+    """Loads and caches GraphDefs and RunMetadata for ``GraphRef``s of one data provider."""
+
+    def __init__(
+        self,
+        data_provider,
+        max_cache_bytes: int = DEFAULT_CACHE_BYTES,
+        upload_limit_bytes: int = DEFAULT_UPLOAD_LIMIT_BYTES,
+    ):
+        self._provider = data_provider
+        self._cache = LruCache(max_cache_bytes, size_of=lambda value: value.ByteSize())
+        self._uploads: "collections.OrderedDict[str, graph_pb2.GraphDef]" = collections.OrderedDict()
+        self._uploads_lock = threading.Lock()
+        self.upload_limit_bytes = upload_limit_bytes
+
+    @property
+    def cache(self) -> LruCache:
+        return self._cache
+
+    # -- graphs ---------------------------------------------------------------------------
+
+    def graph_def(self, ctx, experiment_id, ref: wire.GraphRef) -> graph_pb2.GraphDef:
+        """The GraphDef that ``ref`` names (for ``profile``: the graph the stats belong to)."""
+        if ref.run == metadata.UPLOAD_RUN:
+            return self._upload(ref.tag)
+        key = ("graph", experiment_id, ref.run, ref.tag, ref.kind, ref.step)
+        return self._cache.get_or_load(key, lambda: self._load_graph(ctx, experiment_id, ref))
+
+    def run_metadata(self, ctx, experiment_id, run: str, tag: str, step=None):
+        """The RunMetadata holding step stats for (run, tag) (the stock ``/run_metadata``)."""
+        key = ("run_metadata", experiment_id, run, tag, step)
+
+        def load():
+            blob = blobs.read_blob(self._provider, ctx, experiment_id, _PROFILE_NAMES, run, tag, step)
+            return run_metadata.parse_run_metadata(blob, _describe(run, tag, step))
+
+        return self._cache.get_or_load(key, load)
+
+    def _load_graph(self, ctx, eid, ref: wire.GraphRef) -> graph_pb2.GraphDef:
+        what = _describe(ref.run, ref.tag, ref.step)
+        read = lambda names, tag=ref.tag: blobs.read_blob(  # noqa: E731
+            self._provider, ctx, eid, names, ref.run, tag, ref.step
+        )
+        if ref.kind == wire.GraphKind.CONCEPTUAL:
+            return keras_model.keras_json_to_graph_def(read((metadata.KERAS_MODEL,)), what)
+        if ref.kind == wire.GraphKind.OP:
+            if ref.tag == metadata.RUN_GRAPH_TAG:
+                return parse.parse_graph_def(read((metadata.RUN_GRAPH,)), what)
+            rm = run_metadata.parse_run_metadata(read(_OP_GRAPH_NAMES), what)
+            return run_metadata.merge_function_graphs(rm, what)
+        if ref.kind == wire.GraphKind.PROFILE:
+            return self._profile_graph(ctx, eid, ref)
+        raise errors.InvalidArgumentError(f"unknown graph kind {ref.kind!r}")
+
+    def _profile_graph(self, ctx, eid, ref: wire.GraphRef) -> graph_pb2.GraphDef:
+        try:
+            return self.graph_def(ctx, eid, wire.GraphRef(ref.run, ref.tag, wire.GraphKind.OP, ref.step))
+        except errors.NotFoundError:
+            pass
+        try:
+            return self.graph_def(
+                ctx, eid, wire.GraphRef(ref.run, metadata.RUN_GRAPH_TAG, wire.GraphKind.OP, None)
+            )
+        except errors.NotFoundError:
+            raise errors.NotFoundError(
+                f"profile {_describe(ref.run, ref.tag, ref.step)} has no graph to show it on: "
+                f"the run has no run graph and the tag no op graph"
+            ) from None
+
+    # -- uploads --------------------------------------------------------------------------
+
+    def add_upload(self, blob: bytes, filename: str = "upload") -> wire.UploadAnswer:
+        """Parse an uploaded .pb/.pbtxt GraphDef and keep it under a content-derived id."""
+        if len(blob) > self.upload_limit_bytes:
+            raise errors.InvalidArgumentError(
+                f"upload of {len(blob)} bytes exceeds the limit of {self.upload_limit_bytes} "
+                "bytes (flag --graph_explorer_upload_limit_mb)"
+            )
+        graph = parse.parse_graph_file(blob, f"uploaded file {filename!r}")
+        upload_id = hashlib.sha256(blob).hexdigest()[:16]
+        with self._uploads_lock:
+            self._uploads[upload_id] = graph
+            while len(self._uploads) > MAX_UPLOADS:
+                self._uploads.popitem(last=False)
+        ref = wire.GraphRef(run=metadata.UPLOAD_RUN, tag=upload_id, kind=wire.GraphKind.OP)
+        return wire.UploadAnswer(graph=ref, ops=len(graph.node))
+
+    def _upload(self, upload_id: str) -> graph_pb2.GraphDef:
+        with self._uploads_lock:
+            graph = self._uploads.get(upload_id)
+        if graph is None:
+            raise errors.NotFoundError(
+                f"unknown upload {upload_id!r} (uploads live in server memory and are lost "
+                "when TensorBoard restarts; upload the file again)"
+            )
+        return graph
+

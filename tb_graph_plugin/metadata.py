@@ -1,0 +1,30 @@
+"""Names shared by the plugin: our plugin name, and the data names TensorBoard writers use.
+
+The data names are those of TensorBoard's built-in Graphs plugin
+(``tensorboard/plugins/graph/metadata.py``); we read the same data.
+"""
+
+PLUGIN_NAME = "graph_explorer"
+TAB_NAME = "Graph Explorer"
+
+# Data plugin names written by the graph writers (see TENSORBOARD_GRAPH_INTERNALS.md, section 1).
+RUN_GRAPH = "graphs"  # Event.graph_def: TF1 FileWriter.add_graph, PyTorch add_graph
+RUN_GRAPH_TAG = "__run_graph__"
+RUN_METADATA = "graph_run_metadata"  # trace_export with profiler: graph + step stats
+RUN_METADATA_WITH_GRAPH = "graph_run_metadata_graph"  # trace_export(graph=True)
+KERAS_MODEL = "graph_keras_model"  # model.to_json()
+TAGGED_RUN_METADATA = "graph_tagged_run_metadata"  # Event.tagged_run_metadata: step stats only
+
+DATA_PLUGIN_NAMES = (
+    RUN_GRAPH,
+    RUN_METADATA,
+    RUN_METADATA_WITH_GRAPH,
+    KERAS_MODEL,
+    TAGGED_RUN_METADATA,
+)
+
+# The plugin content that versioned writers put in the summary metadata.
+CONTENT_VERSION_1 = b"1"
+
+# The pseudo-run under which uploaded graphs are listed.
+UPLOAD_RUN = "__upload__"

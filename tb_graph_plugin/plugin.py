@@ -1,0 +1,68 @@
+"""The TensorBoard plugin: ``graph_explorer``, loaded through the ``tensorboard_plugins`` entry point."""
+
+from __future__ import annotations
+
+from tensorboard.plugins import base_plugin
+
+from tb_graph_plugin import metadata
+from tb_graph_plugin.api.routes import Routes
+from tb_graph_plugin.ingest.store import DEFAULT_CACHE_BYTES, DEFAULT_UPLOAD_LIMIT_BYTES, GraphStore
+
+__all__ = ["GraphExplorerPlugin", "GraphExplorerLoader"]
+
+
+class GraphExplorerPlugin(base_plugin.TBPlugin):
+    plugin_name = metadata.PLUGIN_NAME
+
+    def __init__(self, context, upload_limit_bytes=DEFAULT_UPLOAD_LIMIT_BYTES, cache_bytes=DEFAULT_CACHE_BYTES):
+        self._provider = context.data_provider
+        self._store = GraphStore(self._provider, cache_bytes, upload_limit_bytes)
+        self._routes = Routes(self._store, self._provider)
+
+    def get_plugin_apps(self):
+        return self._routes.table()
+
+    def is_active(self):
+        # TensorBoard core activates the tab when data_plugin_names() have data.
+        return False
+
+    def data_plugin_names(self):
+        return metadata.DATA_PLUGIN_NAMES
+
+    def frontend_metadata(self):
+        return base_plugin.FrontendMetadata(
+            es_module_path="/index.js",
+            tab_name=metadata.TAB_NAME,
+            disable_reload=True,
+        )
+
+
+class GraphExplorerLoader(base_plugin.TBLoader):
+    """Defines our flags and builds the plugin from TensorBoard's context."""
+
+    def define_flags(self, parser):
+        group = parser.add_argument_group("graph_explorer")
+        group.add_argument(
+            "--graph_explorer_upload_limit_mb",
+            type=int,
+            default=DEFAULT_UPLOAD_LIMIT_BYTES >> 20,
+            help="Graph Explorer: largest graph file accepted by upload, in MiB (default %(default)s).",
+        )
+        group.add_argument(
+            "--graph_explorer_cache_mb",
+            type=int,
+            default=DEFAULT_CACHE_BYTES >> 20,
+            help="Graph Explorer: memory budget of the parsed-graph cache, in MiB (default %(default)s).",
+        )
+
+    def fix_flags(self, flags):
+        if getattr(flags, "graph_explorer_upload_limit_mb", 1) <= 0:
+            raise ValueError("--graph_explorer_upload_limit_mb must be positive")
+        if getattr(flags, "graph_explorer_cache_mb", 1) <= 0:
+            raise ValueError("--graph_explorer_cache_mb must be positive")
+
+    def load(self, context):
+        flags = context.flags
+        upload_mb = getattr(flags, "graph_explorer_upload_limit_mb", None) or (DEFAULT_UPLOAD_LIMIT_BYTES >> 20)
+        cache_mb = getattr(flags, "graph_explorer_cache_mb", None) or (DEFAULT_CACHE_BYTES >> 20)
+        return GraphExplorerPlugin(context, upload_limit_bytes=upload_mb << 20, cache_bytes=cache_mb << 20)
