@@ -1,0 +1,152 @@
+// Mirror of tb_graph_plugin/api/wire.py, field for field. Bump WIRE_VERSION together.
+// Coordinates are absolute pixels, y downwards; x/y are a node's centre.
+
+export const WIRE_VERSION = 1;
+
+export type GraphKind = "op" | "conceptual" | "profile";
+export type NodeKind = "op" | "meta" | "series" | "bridge" | "in_embedding" | "out_embedding" | "stub";
+export type EdgeKind = "data" | "control" | "reference";
+export type JobState = "running" | "done" | "failed";
+
+export interface GraphRef {
+  run: string;
+  tag: string;
+  kind: GraphKind;
+  step: number | null;
+}
+
+export interface StepListing {
+  step: number;
+  wall_time: number;
+}
+
+export interface TagListing {
+  tag: string;
+  run_graph: boolean;
+  op_graph: boolean;
+  conceptual_graph: boolean;
+  profile: boolean;
+  steps: StepListing[];
+}
+
+export interface RunListing {
+  run: string;
+  tags: TagListing[];
+}
+
+export interface Listing {
+  runs: RunListing[];
+  version: number;
+}
+
+export interface SceneNode {
+  name: string;
+  label: string;
+  kind: NodeKind;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  parent: string | null;
+  expanded: boolean;
+  cardinality: number;
+  op: string | null;
+  device: string | null;
+  xla_cluster: string | null;
+  template: string | null;
+  compute_time_us: number | null;
+  memory_bytes: number | null;
+  tpu_compatible: boolean | null;
+  extracted: boolean;
+  of: string | null;
+}
+
+export interface SceneEdge {
+  source: string;
+  target: string;
+  points: number[][];
+  kind: EdgeKind;
+  width: number;
+  label: string | null;
+  count: number;
+}
+
+export interface Scene {
+  graph: GraphRef;
+  expanded: string[];
+  nodes: SceneNode[];
+  edges: SceneEdge[];
+  width: number;
+  height: number;
+  stats: Record<string, unknown>;
+  version: number;
+}
+
+export interface SceneDelta {
+  graph: GraphRef;
+  expanded: string[];
+  upserted_nodes: SceneNode[];
+  removed_nodes: string[];
+  edges: SceneEdge[];
+  width: number;
+  height: number;
+  version: number;
+}
+
+export interface Job {
+  job_id: string;
+  state: JobState;
+  stage: string;
+  progress: number;
+  error: string | null;
+  version: number;
+}
+
+export interface NodeAttr {
+  key: string;
+  value?: unknown;
+  elided_bytes?: number;
+}
+
+export interface NodeIo {
+  name: string;
+  shape?: string | null;
+  kind?: string;
+  visible?: boolean;
+}
+
+export interface NodeDetails {
+  name: string;
+  kind: NodeKind;
+  op: string | null;
+  device: string | null;
+  attrs: NodeAttr[];
+  inputs: NodeIo[];
+  outputs: NodeIo[];
+  cardinality: number;
+  series: string | null;
+  template: string | null;
+  stats: Record<string, unknown> | null;
+  version: number;
+}
+
+export interface SearchHit {
+  name: string;
+  op: string | null;
+  kind: NodeKind;
+}
+
+export interface SearchAnswer {
+  hits: SearchHit[];
+}
+
+export interface UploadAnswer {
+  graph: GraphRef;
+  ops: number;
+  version: number;
+}
+
+export interface ErrorAnswer {
+  error: string;
+  version: number;
+}

@@ -1,0 +1,178 @@
+// Colour modes: node -> fill colour, plus the legend entries describing the mapping.
+// Values follow the stock Graphs tab (tf_graph_common): compute time / memory scale
+// #fff5f0 -> #fb6a4a, TPU compatible #0f9d58 / incompatible #db4437.
+import type { SceneNode } from "../api/types";
+
+export type ColorMode = "none" | "structure" | "device" | "xla_cluster" | "compute_time" | "memory" | "tpu";
+
+export const COLOR_MODES: { id: ColorMode; label: string }[] = [
+  { id: "none", label: "None" },
+  { id: "structure", label: "Structure" },
+  { id: "device", label: "Device" },
+  { id: "xla_cluster", label: "XLA cluster" },
+  { id: "compute_time", label: "Compute time" },
+  { id: "memory", label: "Memory" },
+  { id: "tpu", label: "TPU compatibility" },
+];
+
+export interface LegendEntry {
+  color: string;
+  label: string;
+  gradient?: [string, string];
+}
+
+export interface Palette {
+  background: string;
+  opFill: string;
+  opStroke: string;
+  metaFill: string;
+  metaStroke: string;
+  expandedFill: string;
+  text: string;
+  mutedText: string;
+  edge: string;
+  edgeLabel: string;
+  selected: string;
+  traced: string;
+  unknown: string;
+}
+
+export const LIGHT: Palette = {
+  background: "#ffffff",
+  opFill: "#ffffff",
+  opStroke: "#8a8a8a",
+  metaFill: "#d3dceb",
+  metaStroke: "#8a97ad",
+  expandedFill: "rgba(225,232,245,0.55)",
+  text: "#202124",
+  mutedText: "#5f6368",
+  edge: "#9aa0a6",
+  edgeLabel: "#5f6368",
+  selected: "#f57c00",
+  traced: "#e53935",
+  unknown: "#e0e0e0",
+};
+
+export const DARK: Palette = {
+  background: "#202124",
+  opFill: "#3c4043",
+  opStroke: "#9aa0a6",
+  metaFill: "#34445c",
+  metaStroke: "#7f93b5",
+  expandedFill: "rgba(52,68,92,0.35)",
+  text: "#e8eaed",
+  mutedText: "#9aa0a6",
+  edge: "#80868b",
+  edgeLabel: "#bdc1c6",
+  selected: "#ffb74d",
+  traced: "#ff6e6e",
+  unknown: "#5f6368",
+};
+
+const HEAT_LO = [0xff, 0xf5, 0xf0];
+const HEAT_HI = [0xfb, 0x6a, 0x4a];
+export const TPU_OK = "#0f9d58";
+export const TPU_BAD = "#db4437";
+
+function hashHue(s: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 16777619);
+  }
+  return ((h >>> 0) % 360 + 360) % 360;
+}
+
+export function categoryColor(s: string, dark: boolean): string {
+  const hue = hashHue(s);
+  return dark ? `hsl(${hue},45%,38%)` : `hsl(${hue},60%,78%)`;
+}
+
+function heat(t: number): string {
+  const c = HEAT_LO.map((lo, i) => Math.round(lo + (HEAT_HI[i] - lo) * Math.max(0, Math.min(1, t))));
+  return `rgb(${c[0]},${c[1]},${c[2]})`;
+}
+
+/** Maps nodes to colours for one mode over one scene; null = draw with the default fill. */
+export class Colorer {
+  private maxTime = 0;
+  private maxMem = 0;
+  private categories = new Map<string, number>();
+  constructor(readonly mode: ColorMode, nodes: SceneNode[], private readonly dark: boolean) {
+    for (const n of nodes) {
+      if (n.compute_time_us) this.maxTime = Math.max(this.maxTime, n.compute_time_us);
+      if (n.memory_bytes) this.maxMem = Math.max(this.maxMem, n.memory_bytes);
+      const key = this.category(n);
+      if (key) this.categories.set(key, (this.categories.get(key) ?? 0) + 1);
+    }
+  }
+  private category(n: SceneNode): string | null {
+    if (this.mode === "structure") return n.kind === "meta" || n.kind === "series" ? n.template : null;
+    if (this.mode === "device") return n.device;
+    if (this.mode === "xla_cluster") return n.xla_cluster;
+    return null;
+  }
+  fill(n: SceneNode): string | null {
+    switch (this.mode) {
+      case "none":
+        return null;
+      case "structure":
+      case "device":
+      case "xla_cluster": {
+        const c = this.category(n);
+        return c ? categoryColor(c, this.dark) : null;
+      }
+      case "compute_time":
+        return n.compute_time_us === null || this.maxTime <= 0 ? null : heat(n.compute_time_us / this.maxTime);
+      case "memory":
+        return n.memory_bytes === null || this.maxMem <= 0 ? null : heat(n.memory_bytes / this.maxMem);
+      case "tpu":
+        return n.tpu_compatible === null ? null : n.tpu_compatible ? TPU_OK : TPU_BAD;
+    }
+  }
+  legend(): LegendEntry[] {
+    switch (this.mode) {
+      case "none":
+        return [];
+      case "structure":
+      case "device":
+      case "xla_cluster": {
+        const entries = [...this.categories.entries()].sort((a, b) => b[1] - a[1]);
+        const out: LegendEntry[] = entries.slice(0, 12).map(([k, count]) => ({
+          color: categoryColor(k, this.dark),
+          label: this.mode === "structure" ? `template ${k} (${count})` : `${k} (${count})`,
+        }));
+        if (entries.length > 12) out.push({ color: "transparent", label: `… ${entries.length - 12} more` });
+        if (!entries.length) out.push({ color: "transparent", label: "no data in this graph" });
+        return out;
+      }
+      case "compute_time":
+        return this.maxTime > 0
+          ? [{ color: "", label: `0 – ${fmtTime(this.maxTime)}`, gradient: [heat(0), heat(1)] }]
+          : [{ color: "transparent", label: "no compute time (needs a profile)" }];
+      case "memory":
+        return this.maxMem > 0
+          ? [{ color: "", label: `0 – ${fmtBytes(this.maxMem)}`, gradient: [heat(0), heat(1)] }]
+          : [{ color: "transparent", label: "no memory data (needs a profile)" }];
+      case "tpu":
+        return [
+          { color: TPU_OK, label: "TPU compatible" },
+          { color: TPU_BAD, label: "not TPU compatible" },
+        ];
+    }
+  }
+}
+
+export function fmtTime(us: number): string {
+  return us >= 1e6 ? `${(us / 1e6).toFixed(2)} s` : us >= 1e3 ? `${(us / 1e3).toFixed(2)} ms` : `${Math.round(us)} µs`;
+}
+
+export function fmtBytes(b: number): string {
+  const units = ["B", "KB", "MB", "GB"];
+  let i = 0;
+  while (b >= 1024 && i < units.length - 1) {
+    b /= 1024;
+    i++;
+  }
+  return `${b.toFixed(i ? 1 : 0)} ${units[i]}`;
+}

@@ -1,0 +1,390 @@
+// Canvas 2D drawing of a SceneModel: only items inside the visible rectangle are drawn,
+// with level of detail (shapes collapse to boxes when tiny, labels only when readable and
+// clipped to their box). No DOM per node.
+import type { SceneEdge, SceneNode } from "../api/types";
+import { Colorer, DARK, LIGHT, type Palette } from "./colors";
+import { SceneModel, type Rect } from "./model";
+import { Viewport } from "./viewport";
+
+export const MIN_LABEL_PX = 7; // smallest on-screen font size worth drawing
+const FONT = "Roboto, 'Helvetica Neue', Arial, sans-serif";
+
+export interface DrawState {
+  selected: string | null;
+  traced: Set<string> | null; // node names on the traced path
+  tracedEdges: Set<number> | null;
+  hidden: Set<string>; // removed from the main graph
+  hover: string | null;
+}
+
+export interface DrawStats {
+  nodes: number;
+  edges: number;
+  labels: number;
+  ms: number;
+}
+
+export class Renderer {
+  readonly ctx: CanvasRenderingContext2D;
+  palette: Palette = LIGHT;
+  dark = false;
+  colorer: Colorer | null = null;
+  private widthCache = new Map<string, number>();
+
+  constructor(readonly canvas: HTMLCanvasElement) {
+    const ctx = canvas.getContext("2d", { alpha: false });
+    if (!ctx) throw new Error("Canvas 2D is not available in this browser");
+    this.ctx = ctx;
+  }
+
+  setDark(dark: boolean): void {
+    this.dark = dark;
+    this.palette = dark ? DARK : LIGHT;
+  }
+
+  /** CSS-pixel size of the canvas. */
+  size(): [number, number] {
+    return [this.canvas.clientWidth || 1, this.canvas.clientHeight || 1];
+  }
+
+  resize(): void {
+    const dpr = window.devicePixelRatio || 1;
+    const [w, h] = this.size();
+    const W = Math.round(w * dpr), H = Math.round(h * dpr);
+    if (this.canvas.width !== W || this.canvas.height !== H) {
+      this.canvas.width = W;
+      this.canvas.height = H;
+    }
+  }
+
+  draw(model: SceneModel | null, vp: Viewport, st: DrawState): DrawStats {
+    const t0 = performance.now();
+    const ctx = this.ctx;
+    const dpr = window.devicePixelRatio || 1;
+    const [w, h] = this.size();
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = this.palette.background;
+    ctx.fillRect(0, 0, w, h);
+    const stats: DrawStats = { nodes: 0, edges: 0, labels: 0, ms: 0 };
+    if (!model) return stats;
+    const k = vp.k;
+    ctx.setTransform(dpr * k, 0, 0, dpr * k, dpr * vp.tx, dpr * vp.ty);
+    const view = vp.visible(w, h, 20);
+    const nodeIds = model.nodesIn(view);
+    const hidden = st.hidden;
+    const isHidden = (name: string) => hidden.size > 0 && hidden.has(name);
+
+    // 1. expanded groups (backgrounds), parents first
+    for (const i of nodeIds) {
+      const n = model.nodes[i];
+      if (n.kind === "meta" && n.expanded && !isHidden(n.name)) {
+        this.drawExpanded(n, k, st);
+        stats.nodes++;
+      }
+    }
+    // 2. edges
+    const edgeIds = model.edgesIn(view);
+    for (const i of edgeIds) {
+      const e = model.edges[i];
+      if (isHidden(e.source) || isHidden(e.target)) continue;
+      this.drawEdge(e, k, st.tracedEdges?.has(i) ?? false, false);
+      stats.edges++;
+    }
+    // 3. other nodes
+    for (const i of nodeIds) {
+      const n = model.nodes[i];
+      if ((n.kind === "meta" && n.expanded) || isHidden(n.name)) continue;
+      stats.labels += this.drawNode(n, k, st);
+      stats.nodes++;
+    }
+    // 4. edge labels, on top, only when readable
+    if (k * 8 >= MIN_LABEL_PX) {
+      ctx.font = `${8}px ${FONT}`;
+      ctx.fillStyle = this.palette.edgeLabel;
+      ctx.textAlign = "center";
+      ctx.textBaseline = "bottom";
+      for (const i of edgeIds) {
+        const e = model.edges[i];
+        if (!e.label || e.points.length < 2 || isHidden(e.source) || isHidden(e.target)) continue;
+        const mid = midpoint(e.points);
+        ctx.fillText(e.label, mid[0] + 3, mid[1]);
+        stats.labels++;
+      }
+    }
+    stats.ms = performance.now() - t0;
+    return stats;
+  }
+
+  private nodeFill(n: SceneNode): string {
+    const c = this.colorer?.fill(n);
+    if (c) return c;
+    if (this.colorer && this.colorer.mode !== "none") return this.palette.unknown;
+    return n.kind === "meta" || n.kind === "series" ? this.palette.metaFill : this.palette.opFill;
+  }
+
+  private strokeFor(n: SceneNode, st: DrawState, base: string): [string, number] {
+    if (st.selected === n.name) return [this.palette.selected, 2.5];
+    if (st.traced?.has(n.name)) return [this.palette.traced, 2];
+    if (st.hover === n.name) return [this.palette.selected, 1.2];
+    return [base, 0.8];
+  }
+
+  private drawExpanded(n: SceneNode, k: number, st: DrawState): void {
+    const ctx = this.ctx;
+    const x0 = n.x - n.width / 2, y0 = n.y - n.height / 2;
+    ctx.fillStyle = this.palette.expandedFill;
+    const fill = this.colorer?.fill(n);
+    roundRect(ctx, x0, y0, n.width, n.height, Math.min(6, n.height / 4));
+    ctx.fill();
+    if (fill) {
+      ctx.save();
+      ctx.globalAlpha = 0.25;
+      ctx.fillStyle = fill;
+      ctx.fill();
+      ctx.restore();
+    }
+    const [stroke, lw] = this.strokeFor(n, st, this.palette.metaStroke);
+    ctx.strokeStyle = stroke;
+    ctx.lineWidth = lw / k;
+    ctx.stroke();
+    // header: collapse control + label
+    const fs = 9;
+    if (fs * k >= MIN_LABEL_PX && n.width * k > 24) {
+      const r = 4;
+      this.drawToggle(x0 + r + 3, y0 + r + 3, r, true, k);
+      ctx.font = `${fs}px ${FONT}`;
+      ctx.fillStyle = this.palette.mutedText;
+      ctx.textAlign = "left";
+      ctx.textBaseline = "middle";
+      const text = n.cardinality > 1 ? `${n.label} (${n.cardinality})` : n.label;
+      this.fitText(text, x0 + 2 * r + 6, y0 + r + 3, n.width - 2 * r - 10, fs);
+    }
+  }
+
+  private drawToggle(cx: number, cy: number, r: number, expanded: boolean, k: number): void {
+    const ctx = this.ctx;
+    ctx.beginPath();
+    ctx.arc(cx, cy, r, 0, Math.PI * 2);
+    ctx.fillStyle = this.palette.background;
+    ctx.fill();
+    ctx.strokeStyle = this.palette.metaStroke;
+    ctx.lineWidth = 1 / k;
+    ctx.stroke();
+    ctx.beginPath();
+    ctx.moveTo(cx - r * 0.55, cy);
+    ctx.lineTo(cx + r * 0.55, cy);
+    if (!expanded) {
+      ctx.moveTo(cx, cy - r * 0.55);
+      ctx.lineTo(cx, cy + r * 0.55);
+    }
+    ctx.strokeStyle = this.palette.text;
+    ctx.lineWidth = 1.2 / k;
+    ctx.stroke();
+  }
+
+  /** Returns the number of labels drawn. */
+  private drawNode(n: SceneNode, k: number, st: DrawState): number {
+    const ctx = this.ctx;
+    const w = n.width, h = n.height;
+    const x0 = n.x - w / 2, y0 = n.y - h / 2;
+    const fill = this.nodeFill(n);
+    const tiny = Math.max(w, h) * k < 3;
+    if (tiny) {
+      ctx.fillStyle = st.selected === n.name ? this.palette.selected : st.traced?.has(n.name) ? this.palette.traced : n.kind === "op" ? this.palette.opStroke : fill;
+      ctx.fillRect(x0, y0, Math.max(w, 1.5 / k), Math.max(h, 1.5 / k));
+      return 0;
+    }
+    const [stroke, lw] = this.strokeFor(n, st, n.kind === "meta" || n.kind === "series" ? this.palette.metaStroke : this.palette.opStroke);
+    ctx.lineWidth = lw / k;
+    ctx.strokeStyle = stroke;
+    ctx.fillStyle = fill;
+    ctx.setLineDash([]);
+    switch (n.kind) {
+      case "meta":
+        roundRect(ctx, x0, y0, w, h, Math.min(5, h / 3));
+        ctx.fill();
+        ctx.stroke();
+        break;
+      case "series": {
+        const off = Math.min(3, h / 5);
+        for (let s = 2; s >= 0; s--) {
+          roundRect(ctx, x0 + s * off, y0 - s * off + 2 * off, w - 2 * off, h - 2 * off, Math.min(4, h / 4));
+          ctx.fill();
+          ctx.stroke();
+        }
+        break;
+      }
+      case "bridge":
+      case "stub":
+        ctx.setLineDash([2 / k, 2 / k]);
+        roundRect(ctx, x0, y0, w, h, Math.min(w, h) / 2);
+        ctx.fill();
+        ctx.stroke();
+        ctx.setLineDash([]);
+        break;
+      case "in_embedding":
+        ctx.beginPath();
+        ctx.arc(n.x, n.y, Math.min(w, h) / 2, 0, Math.PI * 2);
+        ctx.fill();
+        ctx.stroke();
+        break;
+      case "out_embedding":
+        ctx.beginPath();
+        ctx.moveTo(n.x, y0);
+        ctx.lineTo(x0 + w, n.y);
+        ctx.lineTo(n.x, y0 + h);
+        ctx.lineTo(x0, n.y);
+        ctx.closePath();
+        ctx.fill();
+        ctx.stroke();
+        break;
+      default:
+        ctx.beginPath();
+        ctx.ellipse(n.x, n.y, w / 2, h / 2, 0, 0, Math.PI * 2);
+        ctx.fill();
+        ctx.stroke();
+    }
+    if (n.extracted) {
+      ctx.setLineDash([3 / k, 2 / k]);
+      ctx.strokeStyle = this.palette.mutedText;
+      ctx.lineWidth = 0.8 / k;
+      ctx.strokeRect(x0 - 2, y0 - 2, w + 4, h + 4);
+      ctx.setLineDash([]);
+    }
+    let labels = 0;
+    const isGroup = n.kind === "meta";
+    if (isGroup && h * k >= 12 && w * k >= 24) this.drawToggle(x0 + 5, n.y, 3.2, false, k);
+    if (n.kind === "in_embedding" || n.kind === "out_embedding") return 0;
+    const fs = Math.min(10, Math.max(3, h * 0.6));
+    if (fs * k >= MIN_LABEL_PX && w * k >= 14) {
+      ctx.font = `${fs}px ${FONT}`;
+      ctx.fillStyle = this.colorer && this.colorer.mode !== "none" && !this.dark ? "#202124" : this.palette.text;
+      ctx.textBaseline = "middle";
+      let left = x0 + 3, avail = w - 6;
+      if (isGroup && h * k >= 12) {
+        left += 9;
+        avail -= 9;
+      }
+      if (isGroup && n.cardinality > 1 && w * k > 60) {
+        const card = String(n.cardinality);
+        const cw = this.measure(card, fs) + 3;
+        if (cw < avail / 2) {
+          ctx.textAlign = "right";
+          ctx.fillStyle = this.palette.mutedText;
+          ctx.fillText(card, x0 + w - 3, n.y);
+          avail -= cw;
+          ctx.fillStyle = this.palette.text;
+        }
+      }
+      ctx.textAlign = isGroup ? "left" : "center";
+      const x = isGroup ? left : n.x;
+      if (this.fitText(n.label, x, n.y, avail, fs)) labels++;
+    }
+    return labels;
+  }
+
+  private measure(text: string, fs: number): number {
+    let w10 = this.widthCache.get(text);
+    if (w10 === undefined) {
+      const ctx = this.ctx;
+      const font = ctx.font;
+      ctx.font = `10px ${FONT}`;
+      w10 = ctx.measureText(text).width;
+      ctx.font = font;
+      if (this.widthCache.size > 50000) this.widthCache.clear();
+      this.widthCache.set(text, w10);
+    }
+    return (w10 * fs) / 10;
+  }
+
+  /** fillText that never overflows `avail` world px: truncates with an ellipsis. */
+  private fitText(text: string, x: number, y: number, avail: number, fs: number): boolean {
+    if (avail <= fs) return false;
+    let t = text;
+    let tw = this.measure(t, fs);
+    if (tw > avail) {
+      let lo = 0, hi = text.length;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (this.measure(text.slice(0, mid) + "…", fs) <= avail) lo = mid;
+        else hi = mid - 1;
+      }
+      if (lo === 0) return false;
+      t = text.slice(0, lo) + "…";
+      tw = this.measure(t, fs);
+    }
+    this.ctx.fillText(t, x, y);
+    return true;
+  }
+
+  drawEdge(e: SceneEdge, k: number, traced: boolean, _minimap: boolean): void {
+    const pts = e.points;
+    if (pts.length < 2) return;
+    const ctx = this.ctx;
+    ctx.beginPath();
+    ctx.moveTo(pts[0][0], pts[0][1]);
+    if (pts.length > 2) {
+      for (let i = 1; i < pts.length - 1; i++) {
+        const [x1, y1] = pts[i];
+        const [x2, y2] = pts[i + 1];
+        const mx = i + 1 === pts.length - 1 ? x2 : (x1 + x2) / 2;
+        const my = i + 1 === pts.length - 1 ? y2 : (y1 + y2) / 2;
+        ctx.quadraticCurveTo(x1, y1, mx, my);
+      }
+    } else {
+      ctx.lineTo(pts[1][0], pts[1][1]);
+    }
+    const color = traced ? this.palette.traced : this.palette.edge;
+    ctx.strokeStyle = color;
+    ctx.lineWidth = Math.max(0.75 / k, traced ? Math.max(e.width, 2 / k) : e.width);
+    ctx.setLineDash(e.kind === "control" ? [2 / k, 2 / k] : []);
+    ctx.stroke();
+    ctx.setLineDash([]);
+    if (k < 0.15) return;
+    // arrowheads: data/control at the target; reference edges point back to the variable (start)
+    const size = Math.max(3, Math.min(8, e.width * 1.5 + 2.5));
+    ctx.fillStyle = color;
+    if (e.kind === "reference") arrow(ctx, pts[1], pts[0], size);
+    else arrow(ctx, pts[pts.length - 2], pts[pts.length - 1], size);
+  }
+}
+
+function arrow(ctx: CanvasRenderingContext2D, from: number[], to: number[], size: number): void {
+  const dx = to[0] - from[0], dy = to[1] - from[1];
+  const len = Math.hypot(dx, dy) || 1;
+  const ux = dx / len, uy = dy / len;
+  ctx.beginPath();
+  ctx.moveTo(to[0], to[1]);
+  ctx.lineTo(to[0] - ux * size - uy * size * 0.5, to[1] - uy * size + ux * size * 0.5);
+  ctx.lineTo(to[0] - ux * size + uy * size * 0.5, to[1] - uy * size - ux * size * 0.5);
+  ctx.closePath();
+  ctx.fill();
+}
+
+export function roundRect(ctx: CanvasRenderingContext2D, x: number, y: number, w: number, h: number, r: number): void {
+  r = Math.max(0, Math.min(r, w / 2, h / 2));
+  ctx.beginPath();
+  ctx.moveTo(x + r, y);
+  ctx.arcTo(x + w, y, x + w, y + h, r);
+  ctx.arcTo(x + w, y + h, x, y + h, r);
+  ctx.arcTo(x, y + h, x, y, r);
+  ctx.arcTo(x, y, x + w, y, r);
+  ctx.closePath();
+}
+
+export function midpoint(pts: number[][]): number[] {
+  let total = 0;
+  for (let i = 1; i < pts.length; i++) total += Math.hypot(pts[i][0] - pts[i - 1][0], pts[i][1] - pts[i - 1][1]);
+  let half = total / 2;
+  for (let i = 1; i < pts.length; i++) {
+    const seg = Math.hypot(pts[i][0] - pts[i - 1][0], pts[i][1] - pts[i - 1][1]);
+    if (seg >= half && seg > 0) {
+      const t = half / seg;
+      return [pts[i - 1][0] + (pts[i][0] - pts[i - 1][0]) * t, pts[i - 1][1] + (pts[i][1] - pts[i - 1][1]) * t];
+    }
+    half -= seg;
+  }
+  return pts[0];
+}
+
+export type { Rect };

@@ -1,0 +1,44 @@
+// The app's CSS, injected once as a <style> element (TensorBoard's CSP allows inline styles).
+export const CSS = `
+.gx-root{--bg:#fff;--fg:#202124;--muted:#5f6368;--border:#dadce0;--panel:#f8f9fa;--accent:#f57c00;--err-bg:#fdecea;--err-fg:#b3261e;
+  position:fixed;inset:0;display:flex;flex-direction:column;font:13px Roboto,'Helvetica Neue',Arial,sans-serif;background:var(--bg);color:var(--fg)}
+.gx-root.gx-dark{--bg:#202124;--fg:#e8eaed;--muted:#9aa0a6;--border:#3c4043;--panel:#292a2d;--accent:#ffb74d;--err-bg:#5c1f1b;--err-fg:#f8d7d4}
+.gx-toolbar{display:flex;flex-wrap:wrap;gap:6px 10px;align-items:center;padding:6px 8px;border-bottom:1px solid var(--border);background:var(--panel)}
+.gx-toolbar label{display:flex;gap:4px;align-items:center;color:var(--muted)}
+.gx-root select,.gx-root input,.gx-root button{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--border);border-radius:3px;padding:2px 6px}
+.gx-root button{cursor:pointer}
+.gx-root button:hover{border-color:var(--accent)}
+.gx-sep{width:1px;align-self:stretch;background:var(--border)}
+.gx-progress{height:22px;display:none;align-items:center;gap:8px;padding:0 8px;border-bottom:1px solid var(--border);background:var(--panel)}
+.gx-progress.gx-on{display:flex}
+.gx-bar{flex:0 0 240px;height:6px;background:var(--border);border-radius:3px;overflow:hidden}
+.gx-bar>div{height:100%;width:0;background:var(--accent);transition:width .15s}
+.gx-error{display:none;padding:8px 12px;background:var(--err-bg);color:var(--err-fg);white-space:pre-wrap;word-break:break-word;border-bottom:1px solid var(--border)}
+.gx-error.gx-on{display:block}
+.gx-main{flex:1;display:flex;min-height:0}
+.gx-stage{position:relative;flex:1;min-width:0}
+.gx-canvas{position:absolute;inset:0;width:100%;height:100%;display:block;touch-action:none;cursor:grab}
+.gx-canvas.gx-panning{cursor:grabbing}
+.gx-minimap{position:absolute;right:10px;bottom:10px;width:200px;height:150px;border:1px solid var(--border);background:var(--bg);box-shadow:0 1px 4px rgba(0,0,0,.2);cursor:crosshair}
+.gx-legend{position:absolute;left:10px;bottom:10px;max-width:280px;padding:6px 8px;background:var(--panel);border:1px solid var(--border);border-radius:3px;display:none;font-size:12px}
+.gx-legend.gx-on{display:block}
+.gx-legend div{display:flex;align-items:center;gap:6px;margin:2px 0;overflow:hidden;white-space:nowrap;text-overflow:ellipsis}
+.gx-swatch{flex:0 0 14px;height:10px;border:1px solid var(--border)}
+.gx-grad{flex:0 0 80px;height:10px;border:1px solid var(--border)}
+.gx-status{position:absolute;left:10px;top:8px;right:220px;color:var(--muted);font-size:12px;pointer-events:none;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.gx-empty{position:absolute;inset:0;display:none;align-items:center;justify-content:center;color:var(--muted);font-size:15px;text-align:center;padding:20px}
+.gx-empty.gx-on{display:flex}
+.gx-side{flex:0 0 320px;border-left:1px solid var(--border);background:var(--panel);overflow:auto;padding:8px;display:flex;flex-direction:column;gap:10px}
+.gx-side h3{margin:0 0 4px;font-size:13px;font-weight:600}
+.gx-side section{min-width:0}
+.gx-kv{display:grid;grid-template-columns:auto 1fr;gap:2px 8px;font-size:12px}
+.gx-kv>span:nth-child(odd){color:var(--muted)}
+.gx-kv>span{overflow-wrap:anywhere}
+.gx-list{list-style:none;margin:0;padding:0;font-size:12px}
+.gx-list li{padding:1px 0;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.gx-link{color:var(--accent);cursor:pointer;text-decoration:underline;background:none!important;border:none!important;padding:0!important;font:inherit;text-align:left}
+.gx-muted{color:var(--muted)}
+.gx-name{font-family:monospace;overflow-wrap:anywhere}
+.gx-actions{display:flex;flex-wrap:wrap;gap:6px;margin-top:6px}
+.gx-hidden-file{display:none}
+`;

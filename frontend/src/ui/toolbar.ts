@@ -1,0 +1,80 @@
+// The toolbar: pickers (run / tag / graph type / step), upload, fit, colour mode, search, trace.
+import type { GraphKind, Listing, TagListing } from "../api/types";
+import { COLOR_MODES } from "../render/colors";
+import { clear, el, option } from "./dom";
+
+export const KIND_LABEL: Record<GraphKind, string> = {
+  op: "Op graph",
+  conceptual: "Conceptual graph",
+  profile: "Profile",
+};
+
+export function kindsOf(t: TagListing): GraphKind[] {
+  const kinds: GraphKind[] = [];
+  if (t.run_graph || t.op_graph) kinds.push("op");
+  if (t.conceptual_graph) kinds.push("conceptual");
+  if (t.profile) kinds.push("profile");
+  return kinds;
+}
+
+export class Toolbar {
+  readonly root = el("div", { className: "gx-toolbar" });
+  readonly run = el("select", { "data-picker": "run", title: "Run" });
+  readonly tag = el("select", { "data-picker": "tag", title: "Tag" });
+  readonly kind = el("select", { "data-picker": "kind", title: "Graph type" });
+  readonly step = el("select", { "data-picker": "step", title: "Step" });
+  readonly file = el("input", { type: "file", accept: ".pbtxt,.pb,.txt", className: "gx-hidden-file", "data-upload": "" });
+  readonly uploadBtn = el("button", { text: "Upload…", title: "Open a GraphDef (.pbtxt or .pb) from disk" });
+  readonly fitBtn = el("button", { text: "Fit", "data-action": "fit", title: "Fit to screen (F)" });
+  readonly color = el("select", { "data-picker": "color", title: "Colour by" });
+  readonly trace = el("select", { "data-picker": "trace", title: "Trace the selected node" });
+  readonly query = el("input", { type: "search", placeholder: "search name (regex)", "data-search": "q", size: 18 });
+  readonly opQuery = el("input", { type: "search", placeholder: "op type", "data-search": "op", size: 10 });
+  readonly searchBtn = el("button", { text: "Search", "data-action": "search" });
+
+  constructor() {
+    for (const m of COLOR_MODES) this.color.appendChild(option(m.id, m.label));
+    for (const [v, l] of [["off", "off"], ["inputs", "inputs"], ["outputs", "outputs"], ["both", "inputs + outputs"]])
+      this.trace.appendChild(option(v, l));
+    this.uploadBtn.addEventListener("click", () => this.file.click());
+    const lab = (text: string, c: HTMLElement) => el("label", {}, text, c);
+    this.root.append(
+      lab("Run", this.run),
+      lab("Tag", this.tag),
+      lab("Graph", this.kind),
+      lab("Step", this.step),
+      this.uploadBtn,
+      this.file,
+      el("span", { className: "gx-sep" }),
+      this.fitBtn,
+      lab("Colour", this.color),
+      lab("Trace", this.trace),
+      el("span", { className: "gx-sep" }),
+      this.query,
+      this.opQuery,
+      this.searchBtn,
+    );
+  }
+
+  fillRuns(listing: Listing, run: string): void {
+    clear(this.run);
+    for (const r of listing.runs) this.run.appendChild(option(r.run, r.run, r.run === run));
+  }
+
+  fillTags(tags: TagListing[], tag: string): void {
+    clear(this.tag);
+    for (const t of tags) this.tag.appendChild(option(t.tag, t.tag, t.tag === tag));
+  }
+
+  fillKinds(kinds: GraphKind[], kind: GraphKind): void {
+    clear(this.kind);
+    for (const k of kinds) this.kind.appendChild(option(k, KIND_LABEL[k], k === kind));
+  }
+
+  fillSteps(t: TagListing | undefined, step: number | null): void {
+    clear(this.step);
+    this.step.appendChild(option("", "latest", step === null));
+    for (const s of t?.steps ?? []) this.step.appendChild(option(String(s.step), String(s.step), s.step === step));
+    this.step.disabled = !t || t.steps.length === 0;
+  }
+}
