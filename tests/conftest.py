@@ -1,0 +1,94 @@
+"""Shared pytest fixtures: real TensorBoard logs written by ``tests/logwriters.py``.
+
+``real_logs`` is session-scoped and lazy: ``real_logs.get(kind)`` writes that one kind the first
+time it is asked for (in its own subprocess, ``python -m tests.logwriters KIND DIR``) into
+``tests/_artifacts/logs/<hash of logwriters.py>/<kind>/`` and returns that directory, a logdir
+root holding only that kind's run(s). Later sessions reuse it while ``logwriters.py`` is unchanged.
+Writes go to a temporary sibling directory that is renamed into place when complete, so an
+interrupted run never leaves a half-written cache entry (and parallel workers at worst write twice).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests import logwriters
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+LOGWRITERS_PATH = Path(logwriters.__file__).resolve()
+CACHE_ROOT = REPO_ROOT / "tests" / "_artifacts" / "logs"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "slow: takes more than a few seconds (still runs in CI; deselect with -m 'not slow')"
+    )
+
+
+def _source_hash() -> str:
+    return hashlib.sha256(LOGWRITERS_PATH.read_bytes()).hexdigest()[:16]
+
+
+class RealLogs:
+    """Lazy kind -> logdir map over the on-disk cache of real logs."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self._paths: dict[tuple[str, int | None], Path] = {}
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return logwriters.KINDS
+
+    def __contains__(self, kind: object) -> bool:
+        return kind in logwriters.WRITERS
+
+    def __getitem__(self, kind: str) -> Path:
+        return self.get(kind)
+
+    def get(self, kind: str, layers: int | None = None) -> Path:
+        """The logdir root holding ``kind`` (written now if not cached). Unknown kind -> KeyError."""
+        if kind not in logwriters.WRITERS:
+            raise KeyError(f"unknown log kind {kind!r}; known: {', '.join(logwriters.WRITERS)}")
+        key = (kind, layers)
+        if key not in self._paths:
+            name = kind if layers is None else f"{kind}-L{layers}"
+            target = self.root / name
+            if not target.is_dir():
+                self._generate(kind, layers, target)
+            self._paths[key] = target
+        return self._paths[key]
+
+    def _generate(self, kind: str, layers: int | None, target: Path) -> None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        cmd = [sys.executable, "-m", "tests.logwriters", kind, str(tmp), "--quiet"]
+        if layers is not None:
+            cmd += ["--layers", str(layers)]
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow")
+        proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise RuntimeError(
+                f"writing real logs {kind!r} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}"
+            )
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another process finished the same kind first
+            if not target.is_dir():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def real_logs() -> RealLogs:
+    """Lazy map kind -> logdir root of real logs; see ``tests/logwriters.py`` for the kinds."""
+    return RealLogs(CACHE_ROOT / _source_hash())

@@ -1,0 +1,506 @@
+"""Write real TensorBoard graph logs with the real TF / Keras / PyTorch APIs.
+
+Purpose: every test, demo and benchmark of this project reads graph data that the real writers
+produced (no hand-made protobuf bytes). Each *kind* is one function ``write_<kind>(outdir)`` that
+writes one run directory under ``outdir`` and returns its path. Run each kind in its own process
+(TF1 graph mode, TF2 eager and torch must not share one), through the CLI::
+
+    python -m tests.logwriters KIND OUTDIR [--layers N]
+
+Post-conditions (checked by ``tests/test_logwriters.py`` through ``MultiplexerDataProvider``):
+``EXPECTED[kind]`` maps each run name (relative to ``outdir``) to the data plugin names and tags it
+holds. The plugin names and tags follow ``TENSORBOARD_GRAPH_INTERNALS.md`` section 1 and 5.
+
+Heavy imports (tensorflow, keras, torch) happen inside the writer functions so that importing
+this module (e.g. from ``conftest.py``) stays cheap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+__all__ = [
+    "KINDS",
+    "EXPECTED",
+    "WRITERS",
+    "write_kind",
+    "list_graph_data",
+    "read_blobs",
+    "count_trace_ops",
+    "main",
+]
+
+#: Data plugin names of graph data (internals brief, section 1).
+RUN_GRAPH = "graphs"
+OP_GRAPH = "graph_run_metadata_graph"
+PROFILE = "graph_run_metadata"
+TAGGED = "graph_tagged_run_metadata"
+KERAS = "graph_keras_model"
+GRAPH_PLUGINS = (RUN_GRAPH, OP_GRAPH, PROFILE, TAGGED, KERAS)
+
+#: kind -> run name -> plugin name -> set of tags (graph plugins only).
+EXPECTED: dict[str, dict[str, dict[str, set[str]]]] = {
+    "tf2_keras_trace": {"tf2_keras_trace": {OP_GRAPH: {"train_step", "predict"}}},
+    "tf2_multi_function_trace": {"tf2_multi_function_trace": {OP_GRAPH: {"multi_function"}}},
+    "tf2_trace_profile": {"tf2_trace_profile": {PROFILE: {"train_step"}}},
+    "tf1_graph": {"tf1_graph": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
+    "torch_cnn": {"torch_cnn": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
+    "torch_transformer": {"torch_transformer": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
+    "keras_callback": {"train": {KERAS: {"keras"}}},
+    "keras_resnet50_trace": {"keras_resnet50_trace": {OP_GRAPH: {"forward"}}},
+}
+
+KINDS: tuple[str, ...] = tuple(EXPECTED)
+
+
+def _quiet_tf() -> None:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+
+# --------------------------------------------------------------------------- TF2 / Keras 3
+
+
+def _small_keras_model(num_classes: int = 10):
+    """A few-layer Keras 3 functional CNN: conv + batchnorm + pooling + dense."""
+    import keras
+
+    inputs = keras.Input(shape=(16, 16, 3), name="image")
+    x = keras.layers.Conv2D(8, 3, padding="same", name="conv1")(inputs)
+    x = keras.layers.BatchNormalization(name="bn1")(x)
+    x = keras.layers.ReLU(name="relu1")(x)
+    x = keras.layers.Conv2D(16, 3, strides=2, padding="same", name="conv2")(x)
+    x = keras.layers.BatchNormalization(name="bn2")(x)
+    x = keras.layers.ReLU(name="relu2")(x)
+    x = keras.layers.GlobalAveragePooling2D(name="pool")(x)
+    x = keras.layers.Dense(32, activation="relu", name="fc1")(x)
+    outputs = keras.layers.Dense(num_classes, name="logits")(x)
+    return keras.Model(inputs, outputs, name="small_cnn")
+
+
+def _keras_train_step(model, optimizer):
+    """A ``tf.function`` training step: GradientTape + ``optimizer.apply``."""
+    import keras
+    import tensorflow as tf
+
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    optimizer.build(model.trainable_variables)
+
+    @tf.function
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = loss_fn(y, logits)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply(grads, model.trainable_variables)
+        return loss
+
+    return train_step
+
+
+def _trace(writer, fn, args, name: str, step: int, profiler_outdir: Path | None = None):
+    """Call ``fn(*args)`` between ``trace_on`` and ``trace_export`` on ``writer``."""
+    import tensorflow as tf
+
+    if profiler_outdir is None:
+        tf.summary.trace_on(graph=True)
+    else:
+        tf.summary.trace_on(graph=True, profiler=True, profiler_outdir=str(profiler_outdir))
+    result = fn(*args)
+    with writer.as_default():
+        tf.summary.trace_export(name=name, step=step)
+    writer.flush()
+    return result
+
+
+def write_tf2_keras_trace(outdir: Path, layers: int | None = None) -> Path:
+    """Keras functional CNN: training step traced as ``train_step`` (step 0), inference as ``predict`` (step 1)."""
+    _quiet_tf()
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    run = Path(outdir) / "tf2_keras_trace"
+    keras.utils.set_random_seed(0)
+    model = _small_keras_model()
+    train_step = _keras_train_step(model, keras.optimizers.Adam(1e-3))
+
+    @tf.function
+    def predict(x):
+        return tf.nn.softmax(model(x, training=False))
+
+    x = np.random.rand(4, 16, 16, 3).astype("float32")
+    y = np.random.randint(0, 10, size=(4,)).astype("int32")
+    writer = tf.summary.create_file_writer(str(run))
+    _trace(writer, train_step, (x, y), "train_step", 0)
+    _trace(writer, predict, (x,), "predict", 1)
+    writer.close()
+    return run
+
+
+def write_tf2_multi_function_trace(outdir: Path, layers: int | None = None) -> Path:
+    """One ``trace_export`` whose RunMetadata holds several function graphs (stock merges them with ``graph_N/``)."""
+    _quiet_tf()
+    import numpy as np
+    import tensorflow as tf
+
+    run = Path(outdir) / "tf2_multi_function_trace"
+    w1 = tf.Variable(np.random.rand(8, 16).astype("float32"), name="encoder_kernel")
+    w2 = tf.Variable(np.random.rand(16, 4).astype("float32"), name="decoder_kernel")
+
+    @tf.function
+    def encode(x):
+        with tf.name_scope("encoder"):
+            return tf.nn.relu(tf.matmul(x, w1))
+
+    @tf.function
+    def decode(h):
+        with tf.name_scope("decoder"):
+            return tf.nn.sigmoid(tf.matmul(h, w2))
+
+    def both(x):
+        return decode(encode(x))
+
+    x = np.random.rand(2, 8).astype("float32")
+    writer = tf.summary.create_file_writer(str(run))
+    _trace(writer, both, (x,), "multi_function", 0)
+    writer.close()
+    return run
+
+
+def write_tf2_trace_profile(outdir: Path, layers: int | None = None) -> Path:
+    """Training step traced with ``profiler=True`` -> plugin ``graph_run_metadata``."""
+    _quiet_tf()
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    run = Path(outdir) / "tf2_trace_profile"
+    keras.utils.set_random_seed(0)
+    model = _small_keras_model()
+    train_step = _keras_train_step(model, keras.optimizers.SGD(1e-2))
+    x = np.random.rand(4, 16, 16, 3).astype("float32")
+    y = np.random.randint(0, 10, size=(4,)).astype("int32")
+    # First call inside the trace: with profiler=True TF collects run metadata (not graph
+    # collection), so the function graphs are only recorded when the function is traced here.
+    writer = tf.summary.create_file_writer(str(run))
+    _trace(writer, train_step, (x, y), "train_step", 0, profiler_outdir=run)
+    writer.close()
+    return run
+
+
+def _resnet50_forward_trace(run: Path, batch: int = 1):
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    keras.utils.set_random_seed(0)
+    model = keras.applications.ResNet50(weights=None)
+
+    @tf.function
+    def forward(x):
+        return model(x, training=False)
+
+    x = np.random.rand(batch, 224, 224, 3).astype("float32")
+    writer = tf.summary.create_file_writer(str(run))
+    _trace(writer, forward, (x,), "forward", 0)
+    writer.close()
+    return run
+
+
+def write_keras_resnet50_trace(outdir: Path, layers: int | None = None) -> Path:
+    """``keras.applications.ResNet50(weights=None)`` forward pass traced as ``forward`` (~1832 nodes)."""
+    _quiet_tf()
+    return _resnet50_forward_trace(Path(outdir) / "keras_resnet50_trace")
+
+
+def write_keras_callback(outdir: Path, layers: int | None = None) -> Path:
+    """``model.fit`` with ``keras.callbacks.TensorBoard(write_graph=True)``: run ``train``, conceptual graph only."""
+    _quiet_tf()
+    import keras
+    import numpy as np
+
+    keras.utils.set_random_seed(0)
+    model = _small_keras_model()
+    model.compile(
+        optimizer="adam",
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
+    x = np.random.rand(16, 16, 16, 3).astype("float32")
+    y = np.random.randint(0, 10, size=(16,)).astype("int32")
+    callback = keras.callbacks.TensorBoard(log_dir=str(outdir), write_graph=True, profile_batch=0)
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0, callbacks=[callback])
+    return Path(outdir) / "train"
+
+
+# --------------------------------------------------------------------------- TF1 graph mode
+
+
+def write_tf1_graph(outdir: Path, layers: int | None = None) -> Path:
+    """TF1 graph mode: ``FileWriter(logdir, sess.graph)``, ``add_run_metadata(rm, 'step1')``, second graph at step 5."""
+    _quiet_tf()
+    import numpy as np
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    v1.disable_eager_execution()
+    run = Path(outdir) / "tf1_graph"
+
+    graph = tf.Graph()
+    with graph.as_default():
+        with tf.name_scope("input"):
+            x = v1.placeholder(tf.float32, shape=[None, 8], name="x")
+            y = v1.placeholder(tf.float32, shape=[None, 1], name="y")
+        with tf.name_scope("layer1"):
+            w1 = v1.Variable(v1.random_normal([8, 16], seed=1), name="weights")
+            b1 = v1.Variable(tf.zeros([16]), name="bias")
+            h1 = tf.nn.relu(tf.matmul(x, w1) + b1, name="activation")
+        with tf.name_scope("layer2"):
+            w2 = v1.Variable(v1.random_normal([16, 1], seed=2), name="weights")
+            b2 = v1.Variable(tf.zeros([1]), name="bias")
+            pred = tf.add(tf.matmul(h1, w2), b2, name="prediction")
+        with tf.name_scope("loss"):
+            loss = tf.reduce_mean(tf.square(pred - y), name="mse")
+        with tf.name_scope("train"):
+            global_step = v1.Variable(0, trainable=False, name="global_step")
+            train_op = v1.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=global_step)
+        with tf.name_scope("reset"):
+            reset = tf.group(v1.assign(b1, tf.zeros([16])), v1.assign(b2, tf.zeros([1])), name="reset_biases")
+        v1.summary.scalar("loss", loss)
+        v1.summary.histogram("layer1_weights", w1)
+        merged = v1.summary.merge_all()
+        init = v1.global_variables_initializer()
+
+    feed_x = np.random.rand(4, 8).astype("float32")
+    feed_y = np.random.rand(4, 1).astype("float32")
+    with v1.Session(graph=graph) as sess:
+        writer = v1.summary.FileWriter(str(run), sess.graph)
+        sess.run(init)
+        sess.run(reset)
+        options = v1.RunOptions(trace_level=v1.RunOptions.FULL_TRACE)
+        run_metadata = v1.RunMetadata()
+        summary, _ = sess.run(
+            [merged, train_op], feed_dict={x: feed_x, y: feed_y}, options=options, run_metadata=run_metadata
+        )
+        writer.add_run_metadata(run_metadata, "step1")
+        writer.add_summary(summary, 1)
+
+        graph2 = tf.Graph()
+        with graph2.as_default():
+            with tf.name_scope("eval"):
+                a = v1.placeholder(tf.float32, shape=[None, 8], name="features")
+                w = v1.Variable(tf.ones([8, 2]), name="weights")
+                tf.nn.softmax(tf.matmul(a, w), name="probabilities")
+        writer.add_graph(graph2, global_step=5)
+        writer.close()
+    return run
+
+
+# --------------------------------------------------------------------------- PyTorch
+
+
+def _tensorboard_without_tf() -> None:
+    """Make TensorBoard's I/O use its own ``tensorflow_stub`` (as when TF is not installed).
+
+    ``torch.utils.tensorboard`` otherwise imports all of TensorFlow (seconds, ~600 MB) just for
+    ``tf.io.gfile``; the event files written are the same. TensorBoard checks for the module
+    ``tensorboard.compat.notf`` to decide this.
+    """
+    import types
+
+    sys.modules.setdefault("tensorboard.compat.notf", types.ModuleType("tensorboard.compat.notf"))
+
+
+def _torch_resnet_like():
+    import torch
+    from torch import nn
+
+    class BasicBlock(nn.Module):
+        def __init__(self, cin: int, cout: int, stride: int = 1):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.relu = nn.ReLU(inplace=True)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.downsample = None
+            if stride != 1 or cin != cout:
+                self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            identity = x if self.downsample is None else self.downsample(x)
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            return self.relu(out + identity)
+
+    class ResNetLike(nn.Module):
+        def __init__(self, num_classes: int = 10):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 16, 3, 1, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(16)
+            self.relu = nn.ReLU(inplace=True)
+            self.layer1 = nn.Sequential(BasicBlock(16, 16), BasicBlock(16, 16))
+            self.layer2 = nn.Sequential(BasicBlock(16, 32, stride=2), BasicBlock(32, 32))
+            self.pool = nn.AdaptiveAvgPool2d(1)
+            self.fc = nn.Linear(32, num_classes)
+
+        def forward(self, x):
+            x = self.relu(self.bn1(self.conv1(x)))
+            x = self.layer2(self.layer1(x))
+            return self.fc(torch.flatten(self.pool(x), 1))
+
+    return ResNetLike()
+
+
+def write_torch_cnn(outdir: Path, layers: int | None = None) -> Path:
+    """PyTorch ``SummaryWriter.add_graph`` of a hand-written ResNet-like CNN (2 stages of BasicBlocks)."""
+    _tensorboard_without_tf()
+    import torch
+    from torch.utils.tensorboard import SummaryWriter
+
+    torch.manual_seed(0)
+    run = Path(outdir) / "torch_cnn"
+    model = _torch_resnet_like().eval()
+    with SummaryWriter(str(run)) as writer:
+        writer.add_graph(model, torch.rand(1, 3, 32, 32))
+    return run
+
+
+def write_torch_transformer(outdir: Path, layers: int | None = None) -> Path:
+    """PyTorch ``add_graph`` of ``nn.TransformerEncoder`` (default 6 layers, d_model 32), fast path off."""
+    _tensorboard_without_tf()
+    import torch
+    from torch import nn
+    from torch.utils.tensorboard import SummaryWriter
+
+    torch.manual_seed(0)
+    torch.backends.mha.set_fastpath_enabled(False)
+    run = Path(outdir) / "torch_transformer"
+    layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0, batch_first=True)
+    model = nn.TransformerEncoder(layer, num_layers=layers or 6, enable_nested_tensor=False).eval()
+    with SummaryWriter(str(run)) as writer:
+        writer.add_graph(model, torch.rand(2, 10, 32))
+    return run
+
+
+# --------------------------------------------------------------------------- reading back
+
+
+def _provider(logdir: Path):
+    from tensorboard.backend.event_processing import data_provider, plugin_event_multiplexer
+
+    multiplexer = plugin_event_multiplexer.EventMultiplexer(size_guidance={"tensors": 0})
+    multiplexer.AddRunsFromDirectory(str(logdir))
+    multiplexer.Reload()
+    return data_provider.MultiplexerDataProvider(multiplexer, str(logdir))
+
+
+def list_graph_data(logdir: Path) -> dict[str, dict[str, set[str]]]:
+    """Run -> graph data plugin name -> tags, as ``MultiplexerDataProvider`` lists them."""
+    from tensorboard import context
+
+    provider = _provider(Path(logdir))
+    ctx = context.RequestContext()
+    found: dict[str, dict[str, set[str]]] = {}
+    for plugin in GRAPH_PLUGINS:
+        listing = provider.list_blob_sequences(ctx, experiment_id="", plugin_name=plugin)
+        for run, tags in listing.items():
+            found.setdefault(run, {})[plugin] = set(tags)
+    return found
+
+
+def read_blobs(logdir: Path, run: str, plugin: str, tag: str) -> list[tuple[int, bytes]]:
+    """All (step, first blob bytes) of one run/tag, read through the data provider, oldest first."""
+    from tensorboard import context
+    from tensorboard.data import provider as dp
+
+    provider = _provider(Path(logdir))
+    ctx = context.RequestContext()
+    series = provider.read_blob_sequences(
+        ctx,
+        experiment_id="",
+        plugin_name=plugin,
+        run_tag_filter=dp.RunTagFilter(runs=[run], tags=[tag]),
+        downsample=100,
+    )
+    out = []
+    for datum in series[run][tag]:
+        out.append((datum.step, provider.read_blob(ctx, blob_key=datum.values[0].blob_key)))
+    return out
+
+
+def count_trace_ops(logdir: Path, run: str, tag: str, plugin: str = OP_GRAPH) -> dict[str, int]:
+    """Op counts of the latest trace: ``functions``, ``pre_optimization_ops`` (summed over function graphs,
+    function library bodies excluded), ``library_functions``, ``blob_bytes``."""
+    from tensorboard.compat.proto import config_pb2
+
+    step, blob = read_blobs(logdir, run, plugin, tag)[-1]
+    meta = config_pb2.RunMetadata.FromString(blob)
+    pre = sum(len(fg.pre_optimization_graph.node) for fg in meta.function_graphs)
+    lib = sum(len(fg.pre_optimization_graph.library.function) for fg in meta.function_graphs)
+    return {
+        "step": step,
+        "functions": len(meta.function_graphs),
+        "pre_optimization_ops": pre,
+        "library_functions": lib,
+        "blob_bytes": len(blob),
+    }
+
+
+# --------------------------------------------------------------------------- CLI
+
+WRITERS: dict[str, Callable[..., Path]] = {
+    "tf2_keras_trace": write_tf2_keras_trace,
+    "tf2_multi_function_trace": write_tf2_multi_function_trace,
+    "tf2_trace_profile": write_tf2_trace_profile,
+    "tf1_graph": write_tf1_graph,
+    "torch_cnn": write_torch_cnn,
+    "torch_transformer": write_torch_transformer,
+    "keras_callback": write_keras_callback,
+    "keras_resnet50_trace": write_keras_resnet50_trace,
+}
+
+
+def write_kind(kind: str, outdir: Path, layers: int | None = None) -> Path:
+    """Write one kind into ``outdir`` in THIS process (use the CLI to keep kinds in separate processes)."""
+    if kind not in WRITERS:
+        raise ValueError(f"unknown kind {kind!r}; known: {', '.join(WRITERS)}")
+    Path(outdir).mkdir(parents=True, exist_ok=True)
+    return WRITERS[kind](Path(outdir), layers=layers)
+
+
+def _report(outdir: Path) -> str:
+    lines = []
+    for run, plugins in sorted(list_graph_data(outdir).items()):
+        for plugin, tags in sorted(plugins.items()):
+            lines.append(f"  {run}: {plugin} {sorted(tags)}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None, writers: dict[str, Callable[..., Path]] | None = None) -> int:
+    """CLI: write one kind, then print its graph data listing and the time taken."""
+    writers = writers or WRITERS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kind", choices=sorted(writers))
+    parser.add_argument("outdir", type=Path)
+    parser.add_argument("--layers", type=int, default=None, help="depth for kinds that take one")
+    parser.add_argument("--quiet", action="store_true", help="do not read the logs back")
+    args = parser.parse_args(argv)
+    args.outdir.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    run = writers[args.kind](args.outdir, layers=args.layers)
+    seconds = time.perf_counter() - start
+    print(f"{args.kind}: wrote {run} in {seconds:.1f}s")
+    if not args.quiet:
+        print(_report(args.outdir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
