@@ -3,9 +3,10 @@
 The pipeline, in order (each step timed into ``slim.timings``):
 
 1. ``nodes.read_nodes``          NodeDefs + function library -> per-op columns
-2. ``names.normalize_names``     ``A`` -> ``A/(A)``, name index
+2. ``names.index_names``         name -> op id index, duplicate names
 3. ``edges.read_edges``          ``^x`` / ``x:N`` inputs -> raw edges, dangling inputs
 4. ``embeddings.place_embeddings`` embeddings beside their op, base edges
+5. ``names.rename_namespace_clashes``  ``A`` -> ``A/(A)`` when ``A`` is also a namespace
 
 Example::
 
@@ -71,12 +72,16 @@ def build_slim_graph(graph_def, options: Optional[SlimGraphOptions] = None) -> S
     inputs = nodes.read_nodes(graph_def, slim, options.function_library)
     t1 = time.perf_counter()
     t["nodes"] = t1 - t0
-    slim.duplicate_names = names.normalize_names(slim, options.rename_namespace_clashes)
+    slim.duplicate_names = names.index_names(slim)
     t2 = time.perf_counter()
-    t["names"] = t2 - t1
+    t["index"] = t2 - t1
     raw = edges.read_edges(slim, inputs)
     t3 = time.perf_counter()
     t["edges"] = t3 - t2
     embeddings.place_embeddings(slim, options, *raw)
-    t["embeddings"] = time.perf_counter() - t3
+    t4 = time.perf_counter()
+    t["embeddings"] = t4 - t3
+    if options.rename_namespace_clashes:
+        names.rename_namespace_clashes(slim)
+    t["rename"] = time.perf_counter() - t4
     return slim

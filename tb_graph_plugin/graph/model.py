@@ -92,7 +92,7 @@ class SlimGraphOptions:
     """TF2 resource-typed ``_Arg``/``Placeholder`` handles and the ``ReadVariableOp`` that
     reads them become in-embeddings of the reading op."""
     rename_namespace_clashes: bool = True
-    """``A`` -> ``A/(A)`` when ``A`` is also a namespace (stock behaviour)."""
+    """``A`` -> ``A/(A)`` when ``A`` is also a namespace of MAIN ops (stock behaviour)."""
     function_library: bool = True
     """Add ``__function_library__<fn>/...`` nodes for ``GraphDef.library.function``."""
 
@@ -177,7 +177,7 @@ class SlimGraph:
         self.functions_of: list[Optional[str]] = []
         self.function_input_index: dict[int, int] = {}
         self.function_output_index: dict[int, int] = {}
-        self.index: dict[str, int] = {}  # normalized AND original name -> op id
+        self.index: dict[str, int] = {}  # original AND normalized name -> op id
         self.in_embeddings: dict[int, list[int]] = {}
         self.out_embeddings: dict[int, list[int]] = {}
         self.edge_src: list[int] = []

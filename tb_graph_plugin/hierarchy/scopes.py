@@ -1,0 +1,60 @@
+"""Hierarchy phase 1: MetaNodes from ``/`` scopes.
+
+Follows the stock dashboard (``seeds/000``, "Adding nodes": "If node is named 'a/b/c',
+create metanodes 'a' and 'a/b'"). Function library nodes
+(``__function_library__<fn>/...``) land in a group whose ``function`` is ``<fn>``.
+
+Pre-condition: a SlimGraph whose names are normalized (no op name is also a scope).
+Post-condition: group 0 is the root ``__root__``; every MAIN op is in exactly one group's
+``children`` and ``h.op_parent`` names that group; embedding ops are in no ``children``
+list; children keep GraphDef order; ``h.group_index`` maps every group name to its id.
+"""
+
+from __future__ import annotations
+
+from tb_graph_plugin.graph.model import FUNCTION_LIBRARY_PREFIX, MAIN
+from tb_graph_plugin.hierarchy.model import ROOT_NAME, Hierarchy, MetaNode
+
+__all__ = ["add_group", "build_scopes"]
+
+
+def add_group(h: Hierarchy, name: str, label: str, parent: int, cls=MetaNode, **kw) -> MetaNode:
+    """Append a new group (not yet linked into ``parent.children``) and index its name."""
+    gid = h.n_ops + len(h.groups)
+    g = cls(id=gid, name=name, label=label, parent=parent, **kw)
+    h.groups.append(g)
+    h.group_index[name] = gid
+    return g
+
+
+def build_scopes(h: Hierarchy) -> None:
+    slim = h.slim
+    n = h.n_ops
+    root = add_group(h, ROOT_NAME, ROOT_NAME, -1)
+    scope_ids: dict[str, int] = {"": root.id}
+    groups = h.groups
+    op_parent = h.op_parent
+
+    def scope_id(scope: str) -> int:
+        gid = scope_ids.get(scope)
+        if gid is not None:
+            return gid
+        j = scope.rfind("/")
+        parent = scope_id(scope[:j] if j > 0 else "")
+        label = scope[j + 1:]
+        fn = None
+        if j < 0 and label.startswith(FUNCTION_LIBRARY_PREFIX):
+            fn = label[len(FUNCTION_LIBRARY_PREFIX):]
+        g = add_group(h, scope, label, parent, function=fn)
+        groups[parent - n].children.append(g.id)
+        scope_ids[scope] = g.id
+        return g.id
+
+    embedding = slim.embedding
+    for i, name in enumerate(slim.names):
+        if embedding[i] != MAIN:
+            continue
+        j = name.rfind("/")
+        gid = scope_id(name[:j]) if j > 0 else root.id
+        groups[gid - n].children.append(i)
+        op_parent[i] = gid

@@ -1,0 +1,138 @@
+"""Hierarchy phases 3 and 6: SeriesNodes for runs of repeated siblings.
+
+Op series follow the stock dashboard (``seeds/000``, "Detect series"; internals brief
+section 3): a group's op children are clustered by op; leaf names ``^(\\D*)(\\d+)$`` with
+consecutive numbers (``add_1 .. add_N``; a bare ``add`` counts as ``add_0``) form
+``add_[1-N]`` when the run has at least ``series_min_size`` members.
+
+Block series generalize this to groups (ours): sibling groups whose labels differ in one
+number (``TransformerEncoderLayer[0..5]``, ``layers.0..N``, ``Block[i]``, ``block1..N``,
+``transformer_block_1.._N``, other digit runs fixed), whose numbers are consecutive and
+whose structural hash (phase 5) is equal form ``prefix[a-b]suffix`` when the run has at
+least ``block_series_min_size`` members.
+
+Pre-condition: op series - scopes built; block series - templates hashed.
+Post-condition: each SeriesNode takes the place of its first member in its parent's
+children; its children are the members, ordered by increasing consecutive index; members
+keep their names; ``h.series_of_op`` maps each member to its series.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tb_graph_plugin.hierarchy.model import Hierarchy, SeriesNode
+from tb_graph_plugin.hierarchy.scopes import add_group
+
+__all__ = ["detect_op_series", "detect_block_series"]
+
+_OP_SERIES = re.compile(r"^(\D*)(\d+)$")
+_DIGITS = re.compile(r"(\d+)")
+
+
+def _runs(items: list[tuple[int, int]], min_size: int) -> list[list[tuple[int, int]]]:
+    """Split (index, child) pairs sorted by index into consecutive runs of >= min_size."""
+    out, run = [], []
+    for item in items:
+        if run and item[0] == run[-1][0] + 1:
+            run.append(item)
+        else:
+            if len(run) >= min_size:
+                out.append(run)
+            run = [item]
+    if len(run) >= min_size:
+        out.append(run)
+    return out
+
+
+def _make_series(h: Hierarchy, g, run, prefix: str, suffix: str, kind: str) -> None:
+    lo, hi = run[0][0], run[-1][0]
+    if prefix.endswith("[") and suffix.startswith("]"):
+        label = f"{prefix}{lo}-{hi}{suffix}"  # Layer[0] .. Layer[5] -> Layer[0-5]
+    else:
+        label = f"{prefix}[{lo}-{hi}]{suffix}"
+    base = "" if g.parent < 0 else g.name + "/"
+    name = base + label
+    while name in h.group_index or name in h.slim.index:
+        name += "*"
+    members = [c for _, c in run]
+    s = add_group(h, name, label, g.id, cls=SeriesNode, series_kind=kind, prefix=prefix,
+                  suffix=suffix, indices=[i for i, _ in run])
+    s.children = members
+    member_set = set(members)
+    first = min(g.children.index(c) for c in members)
+    kept = [c for c in g.children if c not in member_set]
+    kept.insert(sum(1 for c in g.children[:first] if c not in member_set), s.id)
+    g.children = kept
+    n = h.n_ops
+    for c in members:
+        if c < n:
+            h.op_parent[c] = s.id
+        else:
+            h.groups[c - n].parent = s.id
+        h.series_of_op[c] = s.id
+
+
+def detect_op_series(h: Hierarchy) -> int:
+    min_size = h.options.series_min_size
+    if min_size <= 0:
+        return 0
+    n = h.n_ops
+    ops = h.slim.ops
+    made = 0
+    for g in list(h.groups):
+        clusters: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        bare: dict[tuple[str, str], int] = {}
+        for c in g.children:
+            if c >= n:
+                continue
+            label = h.label(c)
+            m = _OP_SERIES.match(label)
+            if m:
+                clusters.setdefault((ops[c], m.group(1)), []).append((int(m.group(2)), c))
+            else:
+                bare[(ops[c], label + "_")] = c
+        for key, items in clusters.items():
+            if len(items) + 1 < min_size:
+                continue
+            if key in bare:
+                items.append((0, bare[key]))
+            items.sort()
+            for run in _runs(items, min_size):
+                _make_series(h, g, run, key[1], "", "op")
+                made += 1
+    return made
+
+
+def detect_block_series(h: Hierarchy) -> int:
+    min_size = h.options.block_series_min_size
+    if min_size <= 0:
+        return 0
+    n = h.n_ops
+    made = 0
+    for g in list(h.groups):
+        groups_here = [c for c in g.children if c >= n and not h.groups[c - n].is_series]
+        if len(groups_here) < min_size:
+            continue
+        keyed: dict[tuple, list[tuple[int, int]]] = {}
+        for c in groups_here:
+            parts = _DIGITS.split(h.label(c))
+            for p in range(1, len(parts), 2):
+                key = (tuple(parts[:p]), tuple(parts[p + 1:]), h.groups[c - n].structure_hash)
+                keyed.setdefault(key, []).append((int(parts[p]), c))
+        claimed: set[int] = set()
+        runs = []
+        for key, items in keyed.items():
+            if len(items) < min_size:
+                continue
+            items.sort()
+            for run in _runs(items, min_size):
+                runs.append((len(run), key, run))
+        runs.sort(key=lambda r: -r[0])
+        for _, key, run in runs:
+            if any(c in claimed for _, c in run):
+                continue
+            claimed.update(c for _, c in run)
+            _make_series(h, g, run, "".join(key[0]), "".join(key[1]), "block")
+            made += 1
+    return made

@@ -1,0 +1,70 @@
+"""Hierarchy phase 7: per-group cardinality, depth, level and histograms.
+
+Follows the stock dashboard (``seeds/000``: "keep track of device names, XLAClusters,
+opHistograms"; glossary: *level* = distance from the root, *depth* = distance to the
+bottom-most leaf, a group holding only ops has depth 1).
+
+Pre-condition: the group tree is final.
+Post-condition: for every group, ``cardinality`` = number of MAIN ops below it,
+``n_embeddings`` = embedding ops beside those ops, ``op_histogram`` counts the ops below
+it by op (embeddings excluded), ``device_histogram`` / ``xla_histogram`` count ops with a
+device / XLA cluster; the root's cardinality is the number of MAIN ops.
+"""
+
+from __future__ import annotations
+
+from tb_graph_plugin.hierarchy.model import Hierarchy
+
+__all__ = ["compute_stats"]
+
+
+def compute_stats(h: Hierarchy) -> None:
+    n = h.n_ops
+    slim = h.slim
+    ops, devices, xla = slim.ops, slim.devices, slim.xla_clusters
+    in_emb, out_emb, owner = slim.in_embeddings, slim.out_embeddings, slim.owner
+    groups = h.groups
+    pre = list(h.walk_groups())
+    for g in pre:
+        g.level = 0 if g.parent < 0 else groups[g.parent - n].level + 1
+    for g in reversed(pre):
+        card = 0
+        emb = 0
+        depth = 0
+        oh: dict[str, int] = {}
+        dh: dict[str, int] = {}
+        xh: dict[str, int] = {}
+        for c in g.children:
+            if c < n:
+                card += 1
+                op = ops[c]
+                oh[op] = oh.get(op, 0) + 1
+                dev = devices[c]
+                if dev:
+                    dh[dev] = dh.get(dev, 0) + 1
+                x = xla[c]
+                if x:
+                    xh[x] = xh.get(x, 0) + 1
+                # embeddings owned by this op (listed beside others too, counted once)
+                for lst in (in_emb.get(c, ()), out_emb.get(c, ())):
+                    for e in lst:
+                        if owner[e] == c:
+                            emb += 1
+                if depth < 1:
+                    depth = 1
+            else:
+                sub = groups[c - n]
+                card += sub.cardinality
+                emb += sub.n_embeddings
+                if sub.depth + 1 > depth:
+                    depth = sub.depth + 1
+                for src, dst in ((sub.op_histogram, oh), (sub.device_histogram, dh),
+                                 (sub.xla_histogram, xh)):
+                    for k, v in src.items():
+                        dst[k] = dst.get(k, 0) + v
+        g.cardinality = card
+        g.n_embeddings = emb
+        g.depth = depth
+        g.op_histogram = oh
+        g.device_histogram = dh
+        g.xla_histogram = xh

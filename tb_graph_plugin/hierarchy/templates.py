@@ -1,0 +1,83 @@
+"""Hierarchy phase 5: structural templates by a bottom-up Weisfeiler-Lehman hash.
+
+Replaces the stock ``clusterSimilarSubgraphs`` (signature + pairwise DFS comparison,
+O(clusters x nodes^2), switched off above 10k nodes; ``seeds/000``, "Finding similar
+subgraphs") with a near-linear hash, ours (after Weisfeiler-Lehman graph kernels and
+Merkle trees): groups are visited children first; inside a group's metagraph each child
+starts with a colour (an op: its op type; a group: its structure hash), refined
+``template_rounds`` times by the sorted colours of its in- and out-neighbours (metaedge
+kinds included); the group's ``structure_hash`` hashes the sorted final colours and the
+sorted coloured metaedges. Names, shapes and attrs are ignored.
+
+Groups sharing a hash with at least one other group get the same ``template`` id
+(``T0``, ``T1``, ... numbered in pre-order of their first member); a unique structure
+gets ``template = None`` (like the stock dashboard, which keeps only shared clusters).
+
+Pre-condition: metaedges built for the final tree.
+Post-condition: two groups with isomorphic metagraphs (same op types, recursively same
+child structure) have the same ``structure_hash``; ``h.templates`` maps each template id to
+its >= 2 group ids in pre-order; cost O(sum over groups of (children + metaedges) log).
+"""
+
+from __future__ import annotations
+
+from tb_graph_plugin.hierarchy.model import Hierarchy
+
+__all__ = ["hash_templates"]
+
+
+def hash_templates(h: Hierarchy) -> None:
+    n = h.n_ops
+    ops = h.slim.ops
+    groups = h.groups
+    rounds = h.options.template_rounds
+    pre = list(h.walk_groups())
+    op_colour: dict[str, int] = {}
+    for g in reversed(pre):  # children before parents
+        children = g.children
+        if not children:
+            g.structure_hash = hash(("empty", g.is_series))
+            continue
+        pos = {c: k for k, c in enumerate(children)}
+        colour = []
+        for c in children:
+            if c < n:
+                op = ops[c]
+                col = op_colour.get(op)
+                if col is None:
+                    col = op_colour[op] = hash(("op", op))
+                colour.append(col)
+            else:
+                colour.append(groups[c - n].structure_hash)
+        edges = [(pos[me.src], pos[me.dst], me.kind) for me in g.metaedges]
+        if edges:
+            for _ in range(rounds):
+                ins: list[list] = [[] for _ in children]
+                outs: list[list] = [[] for _ in children]
+                for a, b, k in edges:
+                    outs[a].append(hash((colour[b], k)))
+                    ins[b].append(hash((colour[a], k)))
+                colour = [
+                    hash((colour[k], tuple(sorted(ins[k])), tuple(sorted(outs[k]))))
+                    for k in range(len(children))
+                ]
+        g.structure_hash = hash(
+            (
+                g.is_series,
+                tuple(sorted(colour)),
+                tuple(sorted((colour[a], colour[b], k) for a, b, k in edges)),
+            )
+        )
+    by_hash: dict[int, list[int]] = {}
+    for g in pre[1:]:  # the root has no template
+        by_hash.setdefault(g.structure_hash, []).append(g.id)
+    h.templates = {}
+    for g in pre:
+        g.template = None
+    for members in by_hash.values():
+        if len(members) < 2:
+            continue
+        tid = f"T{len(h.templates)}"
+        h.templates[tid] = members
+        for gid in members:
+            groups[gid - n].template = tid
