@@ -475,9 +475,13 @@ def write_kind(kind: str, outdir: Path, layers: int | None = None) -> Path:
     return WRITERS[kind](Path(outdir), layers=layers)
 
 
-def _report(outdir: Path) -> str:
+def _report(outdir: Path, run_dir: Path) -> str:
+    """The graph data listing of the run just written (other runs under ``outdir`` left out)."""
+    name = Path(run_dir).resolve().relative_to(Path(outdir).resolve()).as_posix()
     lines = []
     for run, plugins in sorted(list_graph_data(outdir).items()):
+        if run != name:
+            continue
         for plugin, tags in sorted(plugins.items()):
             lines.append(f"  {run}: {plugin} {sorted(tags)}")
     return "\n".join(lines)
@@ -498,7 +502,7 @@ def main(argv: list[str] | None = None, writers: dict[str, Callable[..., Path]] 
     seconds = time.perf_counter() - start
     print(f"{args.kind}: wrote {run} in {seconds:.1f}s")
     if not args.quiet:
-        print(_report(args.outdir))
+        print(_report(args.outdir, run))
     return 0
 
 

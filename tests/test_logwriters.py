@@ -135,3 +135,14 @@ def test_cli_rejects_unknown_kind(tmp_path):
     with pytest.raises(SystemExit) as exc:
         lw.main(["no_such_kind", str(tmp_path)])
     assert exc.value.code == 2
+
+
+def test_committed_demo_logs_list_expected_graph_data():
+    from demo_logs.make_demo_logs import DEMO_DIR, DEMO_KINDS, outdir_for
+
+    expected = {}
+    for kind in DEMO_KINDS:
+        prefix = outdir_for(kind).relative_to(DEMO_DIR).as_posix()
+        for run, plugins in lw.EXPECTED[kind].items():
+            expected[run if prefix == "." else f"{prefix}/{run}"] = plugins
+    assert lw.list_graph_data(DEMO_DIR) == expected
