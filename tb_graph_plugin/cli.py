@@ -1,0 +1,138 @@
+"""``tb-graph``: look at a graph without a TensorBoard server.
+
+Subcommands (argparse subparsers; each registers itself in ``SUBCOMMANDS``):
+
+* ``tb-graph summary PATH [--run R] [--tag T] [--step S]`` - read a logdir, an event file,
+  a ``.pbtxt`` or a ``.pb`` (``ingest.local.load_graph_def_from_path``, the plugin's own
+  reading code), build SlimGraph + Hierarchy and print ``hierarchy.summary.summarize`` as
+  JSON.
+
+Another subcommand is added with a ``_add_<name>(subparsers)`` function appended to
+``SUBCOMMANDS`` that calls ``set_defaults(func=...)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Callable, Optional, Sequence
+
+__all__ = ["main", "build_parser", "SUBCOMMANDS"]
+
+
+def _hierarchy_options(args):
+    from tb_graph_plugin.hierarchy import HierarchyOptions
+
+    return HierarchyOptions(
+        series_min_size=args.series_min_size,
+        block_series_min_size=args.block_series_min_size,
+        infer_scopes={"auto": None, "on": True, "off": False}[args.infer_scopes],
+    )
+
+
+def _load(args):
+    """GraphDef for PATH via ``ingest.local`` (the plugin's reading code).
+
+    TEMPORARY: if that module is missing or fails internally (AttributeError/ImportError,
+    not a user error), fall back to reading event files / pbtxt / pb directly here.
+    """
+    try:
+        from tb_graph_plugin.ingest.local import load_graph_def_from_path
+
+        return load_graph_def_from_path(args.path, run=args.run, tag=args.tag, step=args.step)
+    except (ImportError, AttributeError) as e:
+        print(f"tb-graph: note: ingest.local failed ({e!r}); reading directly", file=sys.stderr)
+        return _load_fallback(args.path, args.run, args.tag)
+
+
+def _load_fallback(path: str, run: Optional[str], tag: Optional[str]):
+    import glob
+    import os
+
+    from tensorboard.backend.event_processing import event_file_loader
+    from tensorboard.compat.proto import config_pb2, graph_pb2
+
+    if os.path.isfile(path) and "tfevents" not in os.path.basename(path):
+        data = open(path, "rb").read()
+        g = graph_pb2.GraphDef()
+        if path.endswith(".pbtxt") or path.endswith(".txt"):
+            from google.protobuf import text_format
+
+            text_format.Parse(data.decode("utf-8"), g)
+        else:
+            g.ParseFromString(data)
+        return g
+    files = [path] if os.path.isfile(path) else sorted(
+        glob.glob(os.path.join(path, "**", "*tfevents*"), recursive=True))
+    for f in files:
+        if run is not None and os.path.relpath(os.path.dirname(f), path) != run:
+            continue
+        for ev in event_file_loader.EventFileLoader(f).Load():
+            if ev.HasField("graph_def") and tag in (None, "__run_graph__"):
+                g = graph_pb2.GraphDef()
+                g.ParseFromString(ev.graph_def)
+                return g
+            if ev.HasField("summary"):
+                for v in ev.summary.value:
+                    plugin = v.metadata.plugin_data.plugin_name
+                    if plugin.startswith("graph_run_metadata") and tag in (None, v.tag):
+                        rm = config_pb2.RunMetadata.FromString(v.tensor.string_val[0])
+                        from tb_graph_plugin.ingest.run_metadata import merge_function_graphs
+
+                        return merge_function_graphs(rm, f"{f}:{v.tag}")
+    raise SystemExit(f"tb-graph: error: no op graph found in {path!r}")
+
+
+def _summary(args) -> int:
+    from tb_graph_plugin.graph import build_slim_graph
+    from tb_graph_plugin.hierarchy import build_hierarchy
+    from tb_graph_plugin.hierarchy.summary import summarize
+
+    graph_def = _load(args)
+    h = build_hierarchy(build_slim_graph(graph_def), _hierarchy_options(args))
+    json.dump(summarize(h), sys.stdout, indent=None if args.compact else 1)
+    sys.stdout.write("\n")
+    return 0
+
+
+def _add_summary(subparsers) -> None:
+    p = subparsers.add_parser("summary", help="print a JSON summary of a graph's hierarchy")
+    p.add_argument("path", help="logdir, event file, .pbtxt or .pb")
+    p.add_argument("--run", default=None)
+    p.add_argument("--tag", default=None)
+    p.add_argument("--step", type=int, default=None)
+    p.add_argument("--infer-scopes", choices=("auto", "on", "off"), default="auto",
+                   help="recover scopes from name tokens (Keras 3 conv2_block1_...)")
+    p.add_argument("--series-min-size", type=int, default=5)
+    p.add_argument("--block-series-min-size", type=int, default=4)
+    p.add_argument("--compact", action="store_true", help="one-line JSON")
+    p.set_defaults(func=_summary)
+
+
+SUBCOMMANDS: list[Callable] = [_add_summary]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tb-graph", description=__doc__.split("\n")[0])
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for add in SUBCOMMANDS:
+        add(subparsers)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except Exception as e:  # a clear one-line error for users, not a traceback
+        from tensorboard import errors
+
+        if isinstance(e, errors.PublicError):
+            print(f"tb-graph: error: {e}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""A JSON-ready summary of a Hierarchy: what ``tb-graph summary`` prints.
+
+Pre-condition: a built Hierarchy. Post-condition: a dict of plain JSON values with keys
+``ops`` (ops in the GraphDef, function library included), ``main_ops``, ``embeddings``,
+``edges`` (base edges), ``dangling_inputs``, ``top_level`` (root children: ``name``, ``kind``
+op|meta|series, ``cardinality``, ``template``, and ``op`` for ops), ``templates`` (template id
+-> group names), ``series`` (``name``, ``kind``, ``members``), ``inferred_groups``,
+``functions``, ``op_histogram`` and ``timings``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tb_graph_plugin.graph.model import MAIN
+from tb_graph_plugin.hierarchy.model import Hierarchy, SeriesNode
+
+__all__ = ["summarize"]
+
+
+def summarize(h: Hierarchy) -> dict[str, Any]:
+    slim = h.slim
+    n_main = sum(1 for r in slim.embedding if r == MAIN)
+    top = []
+    for c in h.root.children:
+        entry = {"name": h.name_of(c), "kind": h.kind(c), "cardinality": h.cardinality(c),
+                 "template": h.template_of(c)}
+        if not h.is_group(c):
+            entry["op"] = slim.ops[c]
+        top.append(entry)
+    series = [
+        {"name": g.name, "kind": g.series_kind, "members": [h.name_of(m) for m in g.children]}
+        for g in h.walk_groups() if isinstance(g, SeriesNode)
+    ]
+    return {
+        "ops": slim.n_nodes,
+        "main_ops": n_main,
+        "embeddings": slim.n_nodes - n_main,
+        "edges": slim.n_edges,
+        "dangling_inputs": len(slim.dangling),
+        "groups": len(h.groups) - 1,
+        "top_level": top,
+        "templates": {tid: [h.name_of(g) for g in members] for tid, members in h.templates.items()},
+        "series": series,
+        "inferred_groups": [g.name for g in h.walk_groups() if g.inferred],
+        "functions": sorted(slim.functions),
+        "op_histogram": dict(sorted(h.root.op_histogram.items(), key=lambda kv: -kv[1])),
+        "timings": {**{f"slim.{k}": round(v, 6) for k, v in slim.timings.items()},
+                    **{f"hierarchy.{k}": round(v, 6) for k, v in h.timings.items()}},
+    }

@@ -1,0 +1,138 @@
+"""SlimGraph -> Hierarchy post-conditions per phase, on tiny hand-built GraphDefs."""
+
+from __future__ import annotations
+
+from tensorboard.compat.proto import config_pb2, graph_pb2
+
+from tb_graph_plugin.graph import build_slim_graph
+from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy, node_details
+from tb_graph_plugin.hierarchy.infer import candidate_prefixes
+from tb_graph_plugin.hierarchy.profile import join_step_stats
+from tests.hierarchy.invariants import check_invariants
+
+
+def _h(nodes, **opts):
+    g = graph_pb2.GraphDef()
+    for name, op, inputs in nodes:
+        g.node.add(name=name, op=op, input=inputs)
+    h = build_hierarchy(build_slim_graph(g), HierarchyOptions(**opts))
+    check_invariants(h)
+    return h
+
+
+def _block(prefix, src):
+    return [(f"{prefix}/mm", "MatMul", [src]), (f"{prefix}/add", "AddV2", [f"{prefix}/mm"]),
+            (f"{prefix}/relu", "Relu", [f"{prefix}/add"])]
+
+
+def test_scopes_and_metaedge_at_lowest_common_ancestor():
+    h = _h([("x", "Placeholder", []), ("a/b/c", "Relu", ["x"]), ("a/b/d", "Relu", ["a/b/c"]),
+            ("a/e", "Tanh", ["a/b/d", "^x"])])
+    assert h.child_names("__root__") == ["x", "a"]
+    assert h.child_names("a") == ["a/b", "a/e"]
+    assert h.name_of(h.parent("a/b/c")) == "a/b"
+    (inner,) = h.metaedges("a/b")
+    assert (h.name_of(inner.src), h.name_of(inner.dst)) == ("a/b/c", "a/b/d")
+    (mid,) = h.metaedges("a")
+    assert (h.name_of(mid.src), h.name_of(mid.dst)) == ("a/b", "a/e")
+    (top,) = h.metaedges("__root__")
+    assert top.count == 2 and top.n_control == 1 and not top.control_only and top.kind == "data"
+    a = h.group("a")
+    assert (a.cardinality, a.depth, a.level) == (3, 2, 1)
+    assert a.op_histogram == {"Relu": 2, "Tanh": 1}
+
+
+def test_op_series_stock_rule_min_five_and_configurable():
+    nodes = [("add", "Add", [])] + [(f"add_{k}", "Add", []) for k in range(1, 5)]
+    h = _h(nodes)
+    (s,) = h.series_nodes()
+    assert s.label == "add_[0-4]" and s.indices == [0, 1, 2, 3, 4] and s.series_kind == "op"
+    assert h.name_of(h.parent("add_3")) == s.name
+    assert _h(nodes[:4]).series_nodes() == []  # 4 < 5
+    assert len(_h(nodes[:4], series_min_size=3).series_nodes()) == 1
+
+
+def test_block_series_and_templates_for_repeated_layers():
+    nodes = [("x", "Placeholder", [])]
+    src = "x"
+    for k in range(6):
+        nodes += _block(f"enc/Layer[{k}]", src)
+        src = f"enc/Layer[{k}]/relu"
+    nodes += [("enc/head/mm", "MatMul", [src])]
+    h = _h(nodes)
+    (s,) = h.series_nodes()
+    assert s.label == "Layer[0-5]" and s.series_kind == "block"
+    assert h.child_names(s.id) == [f"enc/Layer[{k}]" for k in range(6)]
+    tids = {h.template_of(f"enc/Layer[{k}]") for k in range(6)}
+    assert len(tids) == 1 and None not in tids
+    # 5 metaedges chain the layers inside the series
+    assert len(h.metaedges(s.id)) == 5
+    off = _h(nodes, block_series_min_size=0)
+    assert off.series_nodes() == [] and len(off.children("enc")) == 7
+
+
+def test_templates_distinguish_structure_not_names():
+    h = _h([("p/mm", "MatMul", []), ("p/relu", "Relu", ["p/mm"]),
+            ("q/mm2", "MatMul", []), ("q/r", "Relu", ["q/mm2"]),
+            ("z/relu", "Relu", []), ("z/mm", "MatMul", ["z/relu"])])
+    assert h.template_of("p") == h.template_of("q") is not None
+    assert h.template_of("z") is None  # same ops, reversed edge: different structure
+
+
+def test_candidate_prefixes():
+    assert candidate_prefixes("conv2_block1_2_bn_1") == ["conv2", "conv2_block1"]
+    assert candidate_prefixes("dense_1") == [] and candidate_prefixes("conv2d_3") == []
+
+
+def test_scope_inference_recovers_stage_and_block_levels():
+    nodes = [("m/stem_conv_1/op", "Conv2D", [])]
+    for stage, blocks in (("conv2", 3), ("conv3", 4)):
+        for b in range(1, blocks + 1):
+            for layer in ("1_conv", "1_bn", "2_conv", "out"):
+                nodes.append((f"m/{stage}_block{b}_{layer}_1/op", "Relu", []))
+    h = _h(nodes)
+    assert h.child_names("m") == ["m/stem_conv_1", "m/conv2", "m/conv3"]
+    assert h.group("m/conv2").inferred
+    assert h.child_names("m/conv2") == ["m/conv2_block1", "m/conv2_block2", "m/conv2_block3"]
+    assert h.child_names("m/conv2_block1")[0] == "m/conv2_block1_1_conv_1"  # names kept
+    assert h.has("m/conv2_block1_1_conv_1/op")
+    off = _h(nodes, infer_scopes=False, block_series_min_size=0)
+    assert len(off.children("m")) == len(nodes) and not any(g.inferred for g in off.groups)
+    small = _h(nodes[:5])  # auto mode needs many siblings
+    assert not small.inferred_scopes
+
+
+def test_profile_join_sums_per_group():
+    h = _h([("a/x", "Relu", []), ("a/y", "Relu", ["a/x"]), ("b", "Tanh", ["a/y"])])
+    rm = config_pb2.RunMetadata()
+    dev = rm.step_stats.dev_stats.add(device="/cpu:0")
+    for name, t, mem in (("a/x", 5, 100), ("a/y:0", 7, 0), ("b", 1, 8), ("gone", 3, 3)):
+        ns = dev.node_stats.add(node_name=name, all_start_micros=10, all_end_rel_micros=t)
+        ns.memory.add(total_bytes=mem)
+    assert join_step_stats(h, rm) == 1
+    assert h.group("a").compute_time_us == 12 and h.group("a").memory_bytes == 100
+    assert h.root.compute_time_us == 13
+    assert h.profile[h.id_of("b")]["device"] == "/cpu:0"
+
+
+def test_node_details_fields_and_elided_attrs():
+    from tb_graph_plugin.api.wire import NodeDetails, to_json
+
+    g = graph_pb2.GraphDef()
+    g.node.add(name="w", op="Const")
+    g.node[0].attr["value"].tensor.tensor_content = b"\0" * 4000
+    g.node.add(name="x", op="Placeholder")
+    g.node[1].attr["dtype"].type = 1
+    g.node.add(name="s/m", op="MatMul", input=["x", "w"])
+    h = build_hierarchy(build_slim_graph(g))
+    d = node_details(h, "w")
+    assert d["kind"] == "in_embedding"
+    assert d["attrs"][0]["key"] == "value" and d["attrs"][0]["elided_bytes"] > 4000
+    m = node_details(h, "s/m")
+    assert [i["name"] for i in m["inputs"]] == ["x", "w"]
+    assert [i["visible"] for i in m["inputs"]] == [True, False]
+    assert node_details(h, "x")["attrs"] == [{"key": "dtype", "value": "type: DT_FLOAT"}]
+    grp = node_details(h, "s")
+    assert grp["kind"] == "meta" and grp["cardinality"] == 1 and grp["inputs"][0]["name"] == "x"
+    to_json(NodeDetails(**m))
+    to_json(NodeDetails(**grp))
