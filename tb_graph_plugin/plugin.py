@@ -6,6 +6,7 @@ from tensorboard.plugins import base_plugin
 
 from tb_graph_plugin import metadata
 from tb_graph_plugin.api.routes import Routes
+from tb_graph_plugin.api.workers import DEFAULT_JOB_TIMEOUT_S, DEFAULT_WORKERS, WorkerPool
 from tb_graph_plugin.ingest.store import DEFAULT_CACHE_BYTES, DEFAULT_UPLOAD_LIMIT_BYTES, GraphStore
 
 __all__ = ["GraphExplorerPlugin", "GraphExplorerLoader"]
@@ -14,10 +15,19 @@ __all__ = ["GraphExplorerPlugin", "GraphExplorerLoader"]
 class GraphExplorerPlugin(base_plugin.TBPlugin):
     plugin_name = metadata.PLUGIN_NAME
 
-    def __init__(self, context, upload_limit_bytes=DEFAULT_UPLOAD_LIMIT_BYTES, cache_bytes=DEFAULT_CACHE_BYTES):
+    def __init__(
+        self,
+        context,
+        upload_limit_bytes=DEFAULT_UPLOAD_LIMIT_BYTES,
+        cache_bytes=DEFAULT_CACHE_BYTES,
+        workers=DEFAULT_WORKERS,
+        job_timeout_s=DEFAULT_JOB_TIMEOUT_S,
+    ):
         self._provider = context.data_provider
         self._store = GraphStore(self._provider, cache_bytes, upload_limit_bytes)
-        self._routes = Routes(self._store, self._provider)
+        # Worker processes start on the first graph request, not at TensorBoard start.
+        self.pool = WorkerPool(n_workers=workers, job_timeout_s=job_timeout_s)
+        self._routes = Routes(self._store, self._provider, self.pool)
 
     def get_plugin_apps(self):
         return self._routes.table()
@@ -55,14 +65,35 @@ class GraphExplorerLoader(base_plugin.TBLoader):
             help="Graph Explorer: memory budget of the parsed-graph cache, in MiB (default %(default)s).",
         )
 
+        group.add_argument(
+            "--graph_explorer_workers",
+            type=int,
+            default=DEFAULT_WORKERS,
+            help="Graph Explorer: worker processes that build hierarchies and layouts (default %(default)s).",
+        )
+        group.add_argument(
+            "--graph_explorer_job_timeout_s",
+            type=float,
+            default=DEFAULT_JOB_TIMEOUT_S,
+            help="Graph Explorer: a layout job running longer is stopped with an error (default %(default)s).",
+        )
+
     def fix_flags(self, flags):
         if getattr(flags, "graph_explorer_upload_limit_mb", 1) <= 0:
             raise ValueError("--graph_explorer_upload_limit_mb must be positive")
         if getattr(flags, "graph_explorer_cache_mb", 1) <= 0:
             raise ValueError("--graph_explorer_cache_mb must be positive")
+        if getattr(flags, "graph_explorer_workers", 1) <= 0:
+            raise ValueError("--graph_explorer_workers must be positive")
 
     def load(self, context):
         flags = context.flags
         upload_mb = getattr(flags, "graph_explorer_upload_limit_mb", None) or (DEFAULT_UPLOAD_LIMIT_BYTES >> 20)
         cache_mb = getattr(flags, "graph_explorer_cache_mb", None) or (DEFAULT_CACHE_BYTES >> 20)
-        return GraphExplorerPlugin(context, upload_limit_bytes=upload_mb << 20, cache_bytes=cache_mb << 20)
+        return GraphExplorerPlugin(
+            context,
+            upload_limit_bytes=upload_mb << 20,
+            cache_bytes=cache_mb << 20,
+            workers=getattr(flags, "graph_explorer_workers", None) or DEFAULT_WORKERS,
+            job_timeout_s=getattr(flags, "graph_explorer_job_timeout_s", None) or DEFAULT_JOB_TIMEOUT_S,
+        )

@@ -10,7 +10,7 @@ from tensorboard import errors
 from tb_graph_plugin import metadata
 from tb_graph_plugin.api import wire
 
-__all__ = ["required", "optional_int", "graph_ref", "string_list"]
+__all__ = ["required", "optional_int", "optional_float", "graph_ref", "string_list"]
 
 
 def required(args, name: str) -> str:
@@ -30,6 +30,19 @@ def optional_int(args, name: str) -> Optional[int]:
         raise errors.InvalidArgumentError(
             f"query parameter `{name}` must be an integer, got {value!r}"
         ) from None
+
+
+def optional_float(args, name: str) -> Optional[float]:
+    value = args.get(name)
+    if value is None or value == "":
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not number >= 0:
+        raise errors.InvalidArgumentError(f"query parameter `{name}` must be a number >= 0, got {value!r}")
+    return number
 
 
 def graph_ref(args) -> wire.GraphRef:

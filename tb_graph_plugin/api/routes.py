@@ -13,13 +13,21 @@ from tensorboard import errors, plugin_util
 from tensorboard.backend import http_util
 from werkzeug import wrappers
 
+from tb_graph_plugin import metadata
 from tb_graph_plugin.api import compat, params, static_files, wire
+from tb_graph_plugin.api.workers import JobHandle, WorkerPool
 from tb_graph_plugin.ingest import listing
 from tb_graph_plugin.ingest.store import GraphStore
 
 __all__ = ["Routes"]
 
 JSON_MIME = "application/json"
+
+# How long a request waits for its job before answering 202 with the job's state.
+DEFAULT_WAIT_S = 0.5
+MAX_WAIT_S = 10.0
+
+_INFER_SCOPES = {"auto": None, "on": True, "off": False}
 
 
 def _json_errors(route):
@@ -37,9 +45,10 @@ def _json_errors(route):
 
 
 class Routes:
-    def __init__(self, store: GraphStore, data_provider):
+    def __init__(self, store: GraphStore, data_provider, pool: WorkerPool):
         self._store = store
         self._provider = data_provider
+        self._pool = pool
 
     def table(self):
         return {
@@ -50,6 +59,10 @@ class Routes:
             # Ours.
             "/graphs": self.graphs_route,
             "/upload": self.upload_route,
+            "/scene": self.scene_route,
+            "/job": self.job_route,
+            "/node": self.node_route,
+            "/search": self.search_route,
             # The frontend.
             "/index.js": self.index_js_route,
             "/static/*": self.static_route,
@@ -107,6 +120,68 @@ class Routes:
         filename = request.args.get("filename") or "upload"
         answer = self._store.add_upload(blob, filename)
         return http_util.Respond(request, wire.to_json(answer), JSON_MIME)
+
+    @wrappers.Request.application
+    @_json_errors
+    def scene_route(self, request):
+        ref = params.graph_ref(request.args)
+        expanded = params.string_list(request.args, "expanded")
+        args = {"graph": wire.to_plain(ref), "expanded": sorted(set(expanded))}
+        return self._run(request, ref, "scene", args)
+
+    @wrappers.Request.application
+    @_json_errors
+    def job_route(self, request):
+        handle = self._pool.job(params.required(request.args, "id"))
+        return http_util.Respond(request, wire.to_json(handle.wire()), JSON_MIME)
+
+    @wrappers.Request.application
+    @_json_errors
+    def node_route(self, request):
+        ref = params.graph_ref(request.args)
+        return self._run(request, ref, "node", {"name": params.required(request.args, "name")})
+
+    @wrappers.Request.application
+    @_json_errors
+    def search_route(self, request):
+        ref = params.graph_ref(request.args)
+        args = {"q": request.args.get("q", ""), "op": request.args.get("op") or None}
+        if not args["q"] and not args["op"]:
+            raise errors.InvalidArgumentError("search needs `q` (a name regex) or `op` (an op type)")
+        return self._run(request, ref, "search", args)
+
+    def _run(self, request, ref: wire.GraphRef, task: str, args: dict):
+        """Submit (or join) the job for this request; answer its result, or 202 with its state."""
+        ctx, eid = _context(request)
+        infer = request.args.get("infer_scopes", "auto")
+        if infer not in _INFER_SCOPES:
+            raise errors.InvalidArgumentError(f"query parameter `infer_scopes` must be auto, on or off, got {infer!r}")
+        hierarchy_options = {"infer_scopes": _INFER_SCOPES[infer]}
+        wait_s = params.optional_float(request.args, "wait")
+        wait_s = DEFAULT_WAIT_S if wait_s is None else min(wait_s, MAX_WAIT_S)
+        graph_key = (eid, ref.run, ref.tag, ref.kind.value, ref.step, infer)
+        job_key = (graph_key, task, wire.to_json(args))
+        handle = self._pool.submit(
+            job_key, task, args, graph_key, lambda: self._graph_payload(ctx, eid, ref, hierarchy_options)
+        )
+        return self._answer(request, handle, wait_s)
+
+    def _graph_payload(self, ctx, eid, ref: wire.GraphRef, hierarchy_options) -> dict:
+        """What a worker needs to build the graph: serialized protos, read on a pool thread."""
+        payload = {
+            "graph": self._store.graph_def(ctx, eid, ref).SerializeToString(),
+            "hierarchy_options": hierarchy_options,
+        }
+        if ref.kind == wire.GraphKind.PROFILE and ref.run != metadata.UPLOAD_RUN:
+            rm = self._store.run_metadata(ctx, eid, ref.run, ref.tag, ref.step)
+            payload["run_metadata"] = rm.SerializeToString()
+        return payload
+
+    @staticmethod
+    def _answer(request, handle: JobHandle, wait_s: float):
+        if handle.wait(wait_s):
+            return http_util.Respond(request, handle.value(), JSON_MIME)
+        return http_util.Respond(request, wire.to_json(handle.wire()), JSON_MIME, code=202)
 
     @wrappers.Request.application
     def index_js_route(self, request):

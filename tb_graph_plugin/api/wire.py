@@ -36,6 +36,7 @@ __all__ = [
     "UploadAnswer",
     "ErrorAnswer",
     "to_json",
+    "to_plain",
 ]
 
 WIRE_VERSION = 1
@@ -237,6 +238,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     return value
+
+
+def to_plain(value: Any) -> Any:
+    """A wire dataclass as plain JSON-able dicts and lists."""
+    return _plain(value)
 
 
 def to_json(value: Any) -> str:

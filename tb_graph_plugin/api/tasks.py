@@ -1,0 +1,170 @@
+"""What a worker process runs: build a graph once (GraphDef -> SlimGraph -> Hierarchy), then
+answer scene, node and search tasks over it.
+
+The per-graph pipeline, in order, each step reported as a progress stage:
+
+1. ``parse``       serialized GraphDef (and RunMetadata for profiles) -> protos
+2. ``slim_graph``  ``graph.build_slim_graph``
+3. ``hierarchy``   ``hierarchy.build_hierarchy`` (+ ``join_step_stats`` for profiles)
+4. ``layout``      per task: ``layout.scene.build_scene`` for the expansion state asked for
+
+Every answer is a JSON string of a ``wire`` dataclass. A ``tensorboard.errors.PublicError``
+becomes a failure with its HTTP code and message; any other exception a 500 naming it.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import pickle
+import re
+import sys
+import traceback
+from typing import Any, Callable
+
+from tensorboard import errors
+from tensorboard.compat.proto import config_pb2, graph_pb2
+
+from tb_graph_plugin.api import wire
+
+__all__ = ["GraphState", "TASKS", "worker_main", "MAX_SEARCH_HITS"]
+
+MAX_SEARCH_HITS = 200
+
+Progress = Callable[[str, float], None]
+
+
+class GraphState:
+    """One built graph held by a worker: its SlimGraph and Hierarchy, plus layout caches."""
+
+    def __init__(self, payload: dict, progress: Progress):
+        from tb_graph_plugin.graph import build_slim_graph
+        from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy, join_step_stats
+
+        progress("parse", 0.1)
+        graph_def = graph_pb2.GraphDef.FromString(payload["graph"])
+        progress("slim_graph", 0.2)
+        self.slim = build_slim_graph(graph_def)
+        progress("hierarchy", 0.45)
+        self.hierarchy = build_hierarchy(self.slim, HierarchyOptions(**payload.get("hierarchy_options", {})))
+        self.unmatched_stats = 0
+        if payload.get("run_metadata"):
+            rm = config_pb2.RunMetadata.FromString(payload["run_metadata"])
+            self.unmatched_stats = join_step_stats(self.hierarchy, rm)
+        self.layout_cache: dict = {}  # for layout.scene, keyed by (group, options)
+
+
+def scene_task(state: GraphState, args: dict, progress: Progress) -> str:
+    from tb_graph_plugin.layout import scene as layout_scene
+
+    progress("layout", 0.7)
+    ref = wire.GraphRef(**dict(args["graph"], kind=wire.GraphKind(args["graph"]["kind"])))
+    missing = [g for g in args["expanded"] if not state.hierarchy.has(g) or not state.hierarchy.is_group(g)]
+    if missing:
+        raise errors.InvalidArgumentError(f"cannot expand {missing[0]!r}: no such group in this graph")
+    scene = layout_scene.build_scene(
+        state.hierarchy, ref, set(args["expanded"]), cache=state.layout_cache, **args.get("options", {})
+    )
+    return wire.to_json(scene)
+
+
+def node_task(state: GraphState, args: dict, progress: Progress) -> str:
+    from tb_graph_plugin.hierarchy import node_details
+
+    h = state.hierarchy
+    name = args["name"]
+    if not h.has(name):
+        raise errors.NotFoundError(f"no node {name!r} in this graph")
+    details = node_details(h, name)
+    details.setdefault("version", wire.WIRE_VERSION)
+    return wire.to_json(details)
+
+
+def search_task(state: GraphState, args: dict, progress: Progress) -> str:
+    """Nodes whose name matches the regex ``q`` and/or whose op is ``op``; groups included."""
+    h = state.hierarchy
+    slim = h.slim
+    try:
+        pattern = re.compile(args.get("q") or "")
+    except re.error as e:
+        raise errors.InvalidArgumentError(f"bad search regex {args.get('q')!r}: {e}") from None
+    op = args.get("op") or None
+    hits: list[wire.SearchHit] = []
+    total = 0
+    if op is None:
+        for g in h.walk_groups():
+            if g.name != h.root.name and pattern.search(g.name):
+                total += 1
+                if len(hits) < MAX_SEARCH_HITS:
+                    hits.append(wire.SearchHit(name=g.name, op=None, kind=wire.NodeKind(g.kind)))
+    for i, name in enumerate(slim.names):
+        node_op = slim.ops[i]
+        if op is not None and node_op != op:
+            continue
+        if pattern.search(name):
+            total += 1
+            if len(hits) < MAX_SEARCH_HITS:
+                hits.append(wire.SearchHit(name=name, op=node_op, kind=wire.NodeKind(h.kind(i))))
+    return wire.to_json({"hits": hits, "total": total, "version": wire.WIRE_VERSION})
+
+
+TASKS: dict[str, Callable[[GraphState, dict, Progress], str]] = {
+    "scene": scene_task,
+    "node": node_task,
+    "search": search_task,
+}
+
+
+def worker_main(receive: Callable[[], Any], send: Callable[[Any], None]) -> None:
+    """The worker loop: one job at a time, graphs kept LRU by key. Ends on EOF or None."""
+    graphs: "collections.OrderedDict[Any, GraphState]" = collections.OrderedDict()
+    while True:
+        try:
+            message = receive()
+        except EOFError:
+            return
+        if message is None:
+            return
+        job_id, graph_key, blob, task, args, max_graphs = message
+        send(("start", job_id))
+
+        def progress(stage: str, fraction: float, job_id=job_id) -> None:
+            send(("progress", job_id, stage, fraction))
+
+        try:
+            state = graphs.get(graph_key)
+            if state is None:
+                if blob is None:
+                    send(("need_graph", job_id))
+                    continue
+                state = graphs[graph_key] = GraphState(blob, progress)
+                while len(graphs) > max_graphs:
+                    graphs.popitem(last=False)
+            graphs.move_to_end(graph_key)
+            send(("done", job_id, TASKS[task](state, args, progress)))
+        except errors.PublicError as e:
+            send(("failed", job_id, e.http_code, str(e)))
+        except Exception as e:  # noqa: BLE001 - any bug becomes a readable 500 for this job only
+            traceback.print_exc()
+            send(("failed", job_id, 500, f"{task} failed: {type(e).__name__}: {e}"))
+
+
+def _stdio_main() -> None:
+    """Entry point of a worker process: pickles in on stdin, out on the real stdout.
+
+    Anything a library prints goes to stderr, so it cannot corrupt the protocol.
+    """
+    protocol_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    protocol_in = sys.stdin.buffer
+
+    def send(message: Any) -> None:
+        pickle.dump(message, protocol_out, protocol=pickle.HIGHEST_PROTOCOL)
+        protocol_out.flush()
+
+    worker_main(lambda: pickle.load(protocol_in), send)
+
+
+if __name__ == "__main__":
+    _stdio_main()

@@ -1,0 +1,107 @@
+"""The worker pool: work off the request thread, joined jobs, time limits and crashes recovered."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from tb_graph_plugin.api import wire
+from tb_graph_plugin.api.workers import JobFailed, WorkerPool
+from tests.tb_app import OURS, TbApp
+
+
+@pytest.fixture(scope="module")
+def app(real_logs):
+    app = TbApp(real_logs.get("torch_cnn"))
+    yield app
+    app.ours.pool.close()
+
+
+def _payload(app, tag="__run_graph__"):
+    from tensorboard import context
+
+    graph = app.ours._store.graph_def(context.RequestContext(), "", wire.GraphRef("torch_cnn", tag, wire.GraphKind.OP))
+    return lambda: {"graph": graph.SerializeToString(), "hierarchy_options": {}}
+
+
+def test_search_and_node_answer_through_workers(app):
+    hits = app.json(OURS + "/search", run="torch_cnn", q="conv", wait="30")["hits"]
+    assert hits and all("conv" in h["name"] for h in hits)
+    op_hit = next(h for h in hits if h["kind"] == "op")
+    details = app.json(OURS + "/node", run="torch_cnn", name=op_hit["name"], wait="30")
+    assert details["name"] == op_hit["name"] and details["op"] == op_hit["op"]
+
+
+def test_bad_requests_fail_with_their_cause(app):
+    response = app.get(OURS + "/search", run="torch_cnn", q="(", wait="30")
+    assert response.status_code == 400 and "bad search regex '('" in response.get_json()["error"]
+    response = app.get(OURS + "/node", run="torch_cnn", name="no/such/node", wait="30")
+    assert response.status_code == 404 and "no node 'no/such/node'" in response.get_json()["error"]
+    response = app.get(OURS + "/search", run="torch_cnn")
+    assert response.status_code == 400 and "search needs `q`" in response.get_json()["error"]
+    response = app.get(OURS + "/job", id="nope")
+    assert response.status_code == 404
+
+
+def test_slow_job_answers_202_then_its_state(app):
+    app.ours.pool.close()  # a fresh pool, so the first job must start workers and build
+    app.ours.pool.__init__(n_workers=1)
+    response = app.get(OURS + "/search", run="torch_cnn", q="Conv", wait="0")
+    assert response.status_code == 202
+    job = response.get_json()
+    assert job["state"] == "running" and job["job_id"]
+    deadline = time.monotonic() + 60
+    while job["state"] == "running" and time.monotonic() < deadline:
+        time.sleep(0.1)
+        job = app.json(OURS + "/job", id=job["job_id"])
+    assert job["state"] == "done" and job["progress"] == 1.0
+    again = app.get(OURS + "/search", run="torch_cnn", q="Conv", wait="0")
+    assert again.status_code == 200  # the finished result is cached
+
+
+def test_identical_requests_join_one_job(app):
+    pool = WorkerPool(n_workers=1)
+    try:
+        first = pool.submit("k", "search", {"q": "a", "op": None}, "g", _payload(app))
+        second = pool.submit("k", "search", {"q": "a", "op": None}, "g", _payload(app))
+        assert first is second
+        assert first.wait(60) and first.value()
+    finally:
+        pool.close()
+
+
+def test_job_past_time_limit_fails_and_pool_recovers(app):
+    pool = WorkerPool(n_workers=1, job_timeout_s=0.001)
+    try:
+        handle = pool.submit("slow", "search", {"q": "a", "op": None}, "g", _payload(app))
+        assert handle.wait(60)
+        with pytest.raises(JobFailed, match=r"ran past the time limit of 0.001 s"):
+            handle.value()
+        pool.job_timeout_s = 120
+        retry = pool.submit("slow", "search", {"q": "a", "op": None}, "g", _payload(app))
+        assert retry is not handle  # a transient failure is not cached
+        assert retry.wait(60) and "hits" in retry.value()
+        assert pool.restarted >= 1
+    finally:
+        pool.close()
+
+
+def test_killed_worker_fails_its_job_and_is_replaced(app):
+    pool = WorkerPool(n_workers=1)
+    try:
+        warm = pool.submit("warm", "search", {"q": "a", "op": None}, "g", _payload(app))
+        assert warm.wait(60) and warm.value()
+        victim = pool._workers[0]
+        handle = pool.submit("crash", "search", {"q": "b", "op": None}, "g2", _payload(app))
+        os.kill(victim.process.pid, signal.SIGKILL)
+        assert handle.wait(60)
+        if handle.error is not None:  # the kill landed while the job ran
+            assert "worker process died" in str(handle.error)
+        after = pool.submit("after", "search", {"q": "c", "op": None}, "g", _payload(app))
+        assert after.wait(60) and "hits" in after.value()
+        assert pool._workers[0] is not victim and pool.restarted == 1
+    finally:
+        pool.close()
