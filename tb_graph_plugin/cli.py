@@ -18,7 +18,7 @@ import json
 import sys
 from typing import Callable, Optional, Sequence
 
-__all__ = ["main", "build_parser", "SUBCOMMANDS"]
+__all__ = ["main", "build_parser", "load_graph_def", "SUBCOMMANDS"]
 
 
 def _hierarchy_options(args):
@@ -32,6 +32,11 @@ def _hierarchy_options(args):
 
 
 def _load(args):
+    return load_graph_def(args.path, args.run, args.tag, args.step)
+
+
+def load_graph_def(path: str, run: Optional[str] = None, tag: Optional[str] = None,
+                   step: Optional[int] = None):
     """GraphDef for PATH via ``ingest.local`` (the plugin's reading code).
 
     TEMPORARY: if that module is missing or fails internally (AttributeError/ImportError,
@@ -40,10 +45,10 @@ def _load(args):
     try:
         from tb_graph_plugin.ingest.local import load_graph_def_from_path
 
-        return load_graph_def_from_path(args.path, run=args.run, tag=args.tag, step=args.step)
+        return load_graph_def_from_path(path, run=run, tag=tag, step=step)
     except (ImportError, AttributeError) as e:
         print(f"tb-graph: note: ingest.local failed ({e!r}); reading directly", file=sys.stderr)
-        return _load_fallback(args.path, args.run, args.tag)
+        return _load_fallback(path, run, tag)
 
 
 def _load_fallback(path: str, run: Optional[str], tag: Optional[str]):

@@ -1,0 +1,57 @@
+"""``tb-graph summary`` on real logs and on a .pbtxt written by tf.io.write_graph."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tb_graph_plugin.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _summary(capsys, *argv):
+    assert main(["summary", *argv, "--compact"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_summary_on_torch_transformer_logdir(real_logs, capsys):
+    out = _summary(capsys, str(real_logs.get("torch_transformer")))
+    assert out["ops"] > 500 and out["main_ops"] < out["ops"]
+    assert {t["name"] for t in out["top_level"]} == {"input", "output", "TransformerEncoder"}
+    for t in out["top_level"]:
+        assert t["kind"] in ("op", "meta", "series") and t["cardinality"] >= 1
+    blocks = [s for s in out["series"] if s["kind"] == "block"]
+    assert len(blocks) == 1 and len(blocks[0]["members"]) == 6
+    assert any(members == blocks[0]["members"] for members in out["templates"].values())
+
+
+def test_summary_on_resnet50_shows_inferred_stages(real_logs, capsys):
+    out = _summary(capsys, str(real_logs.get("keras_resnet50_trace")))
+    assert "resnet50_1/conv3" in out["inferred_groups"]
+    model = [t for t in out["top_level"] if t["name"] == "resnet50_1"]
+    assert model and model[0]["kind"] == "meta"
+    off = _summary(capsys, str(real_logs.get("keras_resnet50_trace")), "--infer-scopes", "off")
+    assert off["inferred_groups"] == []
+
+
+def test_summary_on_pbtxt_via_console_entry(tmp_path):
+    script = (
+        "import tensorflow as tf\n"
+        "@tf.function\n"
+        "def f(x):\n"
+        "    with tf.name_scope('block'):\n"
+        "        return tf.nn.relu(tf.matmul(x, tf.ones((3, 3))))\n"
+        f"tf.io.write_graph(f.get_concrete_function(tf.TensorSpec((2, 3))).graph, r'{tmp_path}', 'g.pbtxt')\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "tb_graph_plugin.cli", "summary",
+                           str(tmp_path / "g.pbtxt")], cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["ops"] >= 4
+    (block,) = [t for t in out["top_level"] if t["name"] == "block"]
+    assert block["kind"] == "meta" and block["cardinality"] >= 2  # MatMul, Relu (ones: embedded)
