@@ -22,8 +22,8 @@ export class App {
   private readonly bar = new Toolbar();
   private readonly progress = el("div", { className: "gx-progress", "data-progress": "" });
   private readonly progressFill = el("div");
-  private readonly progressText = el("span", { "data-stage": "" });
-  private readonly error = el("div", { className: "gx-error", "data-error": "", role: "alert" });
+  private readonly progressText = el("span", { "data-stage-text": "" });
+  private readonly error = el("div", { className: "gx-error", "data-error-box": "", role: "alert" });
   private readonly stage = el("div", { className: "gx-stage" });
   private readonly canvas = el("canvas", { className: "gx-canvas", "data-canvas": "" });
   private readonly miniCanvas = el("canvas", { className: "gx-minimap", "data-minimap": "" });
@@ -78,7 +78,26 @@ export class App {
       this.redraw();
     }).observe(this.stage);
     this.setStatus("loading");
+    (window as unknown as { graphExplorer: unknown }).graphExplorer = {
+      nodes: () => this.debugNodes(),
+      viewport: () => ({ k: this.vp.k, tx: this.vp.tx, ty: this.vp.ty }),
+    };
     void this.loadListing();
+  }
+
+  /** Read-only view for tests and the bench: scene nodes with their on-screen centres. */
+  private debugNodes(): object[] {
+    const m = this.model;
+    if (!m) return [];
+    const r = this.canvas.getBoundingClientRect();
+    return m.nodes.map((n) => {
+      const [sx, sy] = this.vp.toScreen(n.x, n.y);
+      return {
+        name: n.name, kind: n.kind, op: n.op, expanded: n.expanded, cardinality: n.cardinality,
+        parent: n.parent, extracted: n.extracted, x: r.left + sx, y: r.top + sy,
+        w: n.width * this.vp.k, h: n.height * this.vp.k,
+      };
+    });
   }
 
   private applyTheme(dark: boolean): void {

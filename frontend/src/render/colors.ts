@@ -83,7 +83,12 @@ function hashHue(s: string): number {
   return ((h >>> 0) % 360 + 360) % 360;
 }
 
-export function categoryColor(s: string, dark: boolean): string {
+// A qualitative palette (light / dark variants) for the most frequent categories; hashed hues after.
+const QUAL_LIGHT = ["#8ab4f8", "#fdd663", "#81c995", "#f28b82", "#c58af9", "#78d9ec", "#fcad70", "#ff8bcb", "#a8c7a0", "#d7aefb"];
+const QUAL_DARK = ["#1a5fb4", "#9c7a00", "#2e7d32", "#b3261e", "#6a1b9a", "#00838f", "#c75b00", "#ad1457", "#4e6e43", "#5e35b1"];
+
+export function categoryColor(s: string, dark: boolean, rank = -1): string {
+  if (rank >= 0 && rank < QUAL_LIGHT.length) return (dark ? QUAL_DARK : QUAL_LIGHT)[rank];
   const hue = hashHue(s);
   return dark ? `hsl(${hue},45%,38%)` : `hsl(${hue},60%,78%)`;
 }
@@ -98,6 +103,7 @@ export class Colorer {
   private maxTime = 0;
   private maxMem = 0;
   private categories = new Map<string, number>();
+  private rank = new Map<string, number>();
   constructor(readonly mode: ColorMode, nodes: SceneNode[], private readonly dark: boolean) {
     for (const n of nodes) {
       if (n.compute_time_us) this.maxTime = Math.max(this.maxTime, n.compute_time_us);
@@ -105,6 +111,12 @@ export class Colorer {
       const key = this.category(n);
       if (key) this.categories.set(key, (this.categories.get(key) ?? 0) + 1);
     }
+    [...this.categories.entries()]
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .forEach(([k], i) => this.rank.set(k, i));
+  }
+  private colorOf(k: string): string {
+    return categoryColor(k, this.dark, this.rank.get(k) ?? -1);
   }
   private category(n: SceneNode): string | null {
     if (this.mode === "structure") return n.kind === "meta" || n.kind === "series" ? n.template : null;
@@ -120,7 +132,7 @@ export class Colorer {
       case "device":
       case "xla_cluster": {
         const c = this.category(n);
-        return c ? categoryColor(c, this.dark) : null;
+        return c ? this.colorOf(c) : null;
       }
       case "compute_time":
         return n.compute_time_us === null || this.maxTime <= 0 ? null : heat(n.compute_time_us / this.maxTime);
@@ -137,9 +149,9 @@ export class Colorer {
       case "structure":
       case "device":
       case "xla_cluster": {
-        const entries = [...this.categories.entries()].sort((a, b) => b[1] - a[1]);
+        const entries = [...this.categories.entries()].sort((a, b) => (this.rank.get(a[0]) ?? 0) - (this.rank.get(b[0]) ?? 0));
         const out: LegendEntry[] = entries.slice(0, 12).map(([k, count]) => ({
-          color: categoryColor(k, this.dark),
+          color: this.colorOf(k),
           label: this.mode === "structure" ? `template ${k} (${count})` : `${k} (${count})`,
         }));
         if (entries.length > 12) out.push({ color: "transparent", label: `… ${entries.length - 12} more` });

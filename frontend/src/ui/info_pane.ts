@@ -48,7 +48,7 @@ function statText(v: unknown, key: string): string {
 export function renderInfo(box: HTMLElement, d: NodeDetails, act: InfoActions): void {
   clear(box);
   box.appendChild(el("h3", { text: "Node" }));
-  box.appendChild(el("div", { className: "gx-name", text: d.name, "data-info-name": d.name }));
+  box.appendChild(el("div", { className: "gx-name", text: d.name, "data-node-name": d.name }));
   box.appendChild(
     kv([
       ["kind", d.kind],
