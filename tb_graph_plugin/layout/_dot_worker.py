@@ -1,0 +1,47 @@
+"""Worker process running Graphviz dot (pygraphviz) on DOT sources sent over stdin.
+
+Run as a script (``python _dot_worker.py``) so it imports nothing but pygraphviz. Protocol,
+repeated: 8-byte big-endian length + UTF-8 DOT source in; 8-byte length + UTF-8 JSON out:
+``{"bb": [llx, lly, urx, ury], "nodes": {name: [x, y]}, "edges": {id: "pos"}}`` (points,
+Graphviz y-up) or ``{"error": "..."}``. Abandoned by killing the process on a timeout.
+"""
+
+import json
+import struct
+import sys
+
+
+def _answer(src: str) -> dict:
+    import pygraphviz
+
+    a = pygraphviz.AGraph(string=src)
+    a.layout(prog="dot")
+    bb = [float(v) for v in a.graph_attr["bb"].split(",")]
+    nodes = {}
+    for n in a.nodes_iter():
+        x, y = n.attr["pos"].split(",")[:2]
+        nodes[str(n)] = [float(x), float(y)]
+    edges = {}
+    for e in a.edges_iter():
+        edges[e.attr["id"]] = e.attr["pos"]
+    return {"bb": bb, "nodes": nodes, "edges": edges}
+
+
+def main() -> None:
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        head = inp.read(8)
+        if len(head) < 8:
+            return
+        src = inp.read(struct.unpack(">Q", head)[0]).decode("utf-8")
+        try:
+            body = _answer(src)
+        except Exception as exc:  # noqa: BLE001 - reported to the parent
+            body = {"error": f"{type(exc).__name__}: {exc}"}
+        data = json.dumps(body).encode("utf-8")
+        out.write(struct.pack(">Q", len(data)) + data)
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()
