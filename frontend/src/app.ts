@@ -81,6 +81,14 @@ export class App {
     (window as unknown as { graphExplorer: unknown }).graphExplorer = {
       nodes: () => this.debugNodes(),
       viewport: () => ({ k: this.vp.k, tx: this.vp.tx, ty: this.vp.ty }),
+      center: (name: string) => {
+        const n = this.model?.node(name);
+        if (!n) return false;
+        const [w, h] = this.renderer.size();
+        this.vp.centerOn(n.x, n.y, w, h);
+        this.redraw();
+        return true;
+      },
     };
     void this.loadListing();
   }

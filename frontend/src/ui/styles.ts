@@ -5,6 +5,7 @@ export const CSS = `
 .gx-root.gx-dark{--bg:#202124;--fg:#e8eaed;--muted:#9aa0a6;--border:#3c4043;--panel:#292a2d;--accent:#ffb74d;--err-bg:#5c1f1b;--err-fg:#f8d7d4}
 .gx-toolbar{display:flex;flex-wrap:wrap;gap:6px 10px;align-items:center;padding:6px 8px;border-bottom:1px solid var(--border);background:var(--panel)}
 .gx-toolbar label{display:flex;gap:4px;align-items:center;color:var(--muted)}
+.gx-toolbar select{max-width:170px}
 .gx-root select,.gx-root input,.gx-root button{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--border);border-radius:3px;padding:2px 6px}
 .gx-root button{cursor:pointer}
 .gx-root button:hover{border-color:var(--accent)}
@@ -28,7 +29,7 @@ export const CSS = `
 .gx-status{position:absolute;left:10px;top:8px;right:220px;color:var(--muted);font-size:12px;pointer-events:none;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .gx-empty{position:absolute;inset:0;display:none;align-items:center;justify-content:center;color:var(--muted);font-size:15px;text-align:center;padding:20px}
 .gx-empty.gx-on{display:flex}
-.gx-side{flex:0 0 320px;border-left:1px solid var(--border);background:var(--panel);overflow:auto;padding:8px;display:flex;flex-direction:column;gap:10px}
+.gx-side{flex:0 0 300px;border-left:1px solid var(--border);background:var(--panel);overflow:auto;padding:8px;display:flex;flex-direction:column;gap:10px}
 .gx-side h3{margin:0 0 4px;font-size:13px;font-weight:600}
 .gx-side section{min-width:0}
 .gx-kv{display:grid;grid-template-columns:auto 1fr;gap:2px 8px;font-size:12px}

@@ -28,8 +28,8 @@ export class Toolbar {
   readonly fitBtn = el("button", { text: "Fit", "data-action": "fit", title: "Fit to screen (F)" });
   readonly color = el("select", { "data-picker": "color", title: "Colour by" });
   readonly trace = el("select", { "data-picker": "trace", title: "Trace the selected node" });
-  readonly query = el("input", { type: "search", placeholder: "search name (regex)", "data-search": "q", size: 18 });
-  readonly opQuery = el("input", { type: "search", placeholder: "op type", "data-search": "op", size: 10 });
+  readonly query = el("input", { type: "search", placeholder: "search name (regex)", "data-search": "q", size: 16 });
+  readonly opQuery = el("input", { type: "search", placeholder: "op type", "data-search": "op", size: 8 });
   readonly searchBtn = el("button", { text: "Search", "data-action": "search" });
 
   constructor() {

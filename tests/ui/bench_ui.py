@@ -1,0 +1,162 @@
+"""UI benchmark: Graph Explorer vs the stock Graphs tab, same logdir, same TensorBoard, same browser.
+
+    python -m tests.ui.bench_ui LOGDIR [--group NAME] [--runs 1] [--skip-stock]
+
+LOGDIR should hold ONE run with one graph (e.g. ``python -m bench.corpus
+keras_transformer_train_step_trace``). Measures, in headless Debian Chromium on this machine:
+time from opening the tab to the first painted graph, time to expand the largest top-level group
+(double-click), JS heap after load, the longest main-thread task during load and expand
+(PerformanceObserver "longtask"), and frames per second while dragging the view with the graph
+expanded. Prints a Markdown table row per dashboard. A bench, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from tests.ui.conftest import CHROMIUM_ARGS, TensorBoardProcess, app_frame
+
+REPO = Path(__file__).resolve().parents[2]
+
+LONGTASKS = """
+(() => {
+  window.__longest = 0; window.__frames = 0;
+  try {
+    new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longest = Math.max(window.__longest, e.duration); })
+      .observe({ type: 'longtask', buffered: true });
+  } catch (e) {}
+  const tick = () => { window.__frames++; requestAnimationFrame(tick); };
+  requestAnimationFrame(tick);
+})();
+"""
+
+
+def heap_mb(page) -> float:
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("HeapProfiler.collectGarbage")
+    cdp.send("Performance.enable")
+    metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+    return metrics["JSHeapUsedSize"] / 2**20
+
+
+def longest(page) -> float:
+    vals = []
+    for f in page.frames:
+        try:
+            vals.append(f.evaluate("window.__longest || 0"))
+        except Exception:
+            pass
+    return max(vals or [0])
+
+
+def drag_fps(page, frame, x: float, y: float, seconds: float = 2.0) -> float:
+    """Drags the view back and forth for ``seconds``; frames counted by rAF in ``frame``."""
+    page.mouse.move(x, y)
+    page.mouse.down()
+    f0 = frame.evaluate("window.__frames")
+    t0 = time.perf_counter()
+    i = 0
+    while time.perf_counter() - t0 < seconds:
+        i += 1
+        dx = 150 if (i // 20) % 2 == 0 else -150
+        page.mouse.move(x + dx * ((i % 20) / 20), y + 20 * ((i % 20) / 20))
+    page.mouse.up()
+    f1 = frame.evaluate("window.__frames")
+    return (f1 - f0) / (time.perf_counter() - t0)
+
+
+def bench_ours(browser, url: str, group: str | None) -> dict:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.add_init_script(LONGTASKS)
+    t0 = time.perf_counter()
+    page.goto(f"{url}/#graph_explorer")
+    frame = app_frame(page, timeout=600)
+    frame.wait_for_function("document.body.dataset.status !== 'loading' && Number(document.body.dataset.drawnNodes) > 0",
+                            timeout=600_000, polling=20)
+    first_paint = time.perf_counter() - t0
+    assert frame.evaluate("document.body.dataset.status") == "ready", frame.evaluate("document.body.dataset.error")
+    heap = heap_mb(page)
+    nodes = frame.evaluate("window.graphExplorer.nodes()")
+    groups = [n for n in nodes if n["kind"] == "meta" and n["parent"] is None and not n["extracted"]]
+    target = next((n for n in groups if n["name"] == group), None) if group else max(groups, key=lambda n: n["cardinality"])
+    box = frame.frame_element().bounding_box()
+    frame.evaluate(f"window.graphExplorer.center({json.dumps(target['name'])})")  # make sure it is on screen
+    page.wait_for_timeout(100)
+    target = next(n for n in frame.evaluate("window.graphExplorer.nodes()") if n["name"] == target["name"])
+    t1 = time.perf_counter()
+    page.mouse.dblclick(box["x"] + target["x"], box["y"] + target["y"])
+    frame.wait_for_function(
+        f"JSON.parse(document.body.dataset.expanded||'[]').includes({json.dumps(target['name'])}) && document.body.dataset.status==='ready' && Number(document.body.dataset.drawnNodes) > 0",
+        timeout=600_000, polling=20)
+    expand = time.perf_counter() - t1
+    frame.click("[data-action=fit]")
+    page.wait_for_timeout(300)
+    visible = int(frame.evaluate("document.body.dataset.drawnNodes"))
+    canvas = frame.locator("[data-canvas]").bounding_box()
+    fps = drag_fps(page, frame, box["x"] + canvas["x"] + canvas["width"] / 2, box["y"] + canvas["y"] + canvas["height"] / 2)
+    res = dict(dashboard="Graph Explorer", first_paint_s=first_paint, expand_s=expand, group=target["name"],
+               cardinality=target["cardinality"], heap_mb=heap, longest_task_ms=longest(page), fps=fps, visible_nodes=visible,
+               scene_nodes=int(frame.evaluate("document.body.dataset.sceneNodes")))
+    page.close()
+    return res
+
+
+def bench_stock(browser, url: str, group: str) -> dict:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.add_init_script(LONGTASKS)
+    t0 = time.perf_counter()
+    page.goto(f"{url}/#graphs")
+    page.locator("g.node").first.wait_for(state="attached", timeout=1_800_000)
+    first_paint = time.perf_counter() - t0
+    heap = heap_mb(page)
+    node = page.locator(f'g.node[data-name="{group}"]').first
+    t1 = time.perf_counter()
+    node.locator(".nodeshape").first.dblclick(timeout=600_000)
+    page.locator(f'g.node[data-name^="{group}/"]').first.wait_for(state="attached", timeout=1_800_000)
+    expand = time.perf_counter() - t1
+    visible = page.locator("g.node").count()
+    svg = page.locator("svg#svg").first.bounding_box() or {"x": 400, "y": 300, "width": 600, "height": 400}
+    fps = drag_fps(page, page.main_frame, svg["x"] + svg["width"] / 2, svg["y"] + svg["height"] / 2)
+    res = dict(dashboard="stock Graphs", first_paint_s=first_paint, expand_s=expand, group=group, heap_mb=heap,
+               longest_task_ms=longest(page), fps=fps, visible_nodes=visible, svg_elements=page.locator("svg *").count())
+    page.close()
+    return res
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("logdir")
+    ap.add_argument("--group")
+    ap.add_argument("--skip-stock", action="store_true")
+    args = ap.parse_args(argv)
+    tb = TensorBoardProcess(Path(args.logdir), REPO / "bench" / "_out" / "bench_ui_tensorboard.log")
+    results = []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            ours = bench_ours(browser, tb.url, args.group)
+            results.append(ours)
+            print(json.dumps(ours), flush=True)
+            if not args.skip_stock:
+                stock = bench_stock(browser, tb.url, ours["group"])
+                results.append(stock)
+                print(json.dumps(stock), flush=True)
+            browser.close()
+    finally:
+        tb.stop()
+    print("| dashboard | first paint (s) | expand largest group (s) | JS heap (MB) | longest task (ms) | fps panning (visible nodes) |")
+    print("|---|---|---|---|---|---|")
+    for r in results:
+        print(f"| {r['dashboard']} | {r['first_paint_s']:.2f} | {r['expand_s']:.2f} | {r['heap_mb']:.0f} | "
+              f"{r['longest_task_ms']:.0f} | {r['fps']:.0f} ({r['visible_nodes']}) |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
