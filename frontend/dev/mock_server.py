@@ -86,6 +86,22 @@ def layout(names, expanded, x0, y0, parent, out):
     return W, total_h
 
 
+def big_scene(n=20000):
+    cols = 140
+    nodes, edges = [], []
+    for i in range(n):
+        x, y = 40 + (i % cols) * 80, 30 + (i // cols) * 40
+        nodes.append(dict(name=f"n{i}", label=f"op_{i}/MatMul", kind="op", x=x, y=y, width=60, height=16, parent=None,
+                          expanded=False, cardinality=1, op="MatMul", device=f"/device:CPU:{i % 3}", xla_cluster=None,
+                          template=None, compute_time_us=float(i % 100), memory_bytes=i % 1000, tpu_compatible=i % 2 == 0,
+                          extracted=False, of=None))
+        if i >= cols:
+            edges.append(dict(source=f"n{i - cols}", target=f"n{i}", kind="data", width=1.0, points=[[x, y - 32], [x, y - 8]],
+                              label="?x3", count=1))
+    return dict(graph=dict(run="big", tag="g", kind="op", step=None), expanded=[], nodes=nodes, edges=edges,
+                width=40 + cols * 80, height=30 + (n // cols + 1) * 40, stats={}, version=1)
+
+
 def scene(expanded):
     nodes = []
     w, h = layout(TOP, set(expanded), 20, 20, None, nodes)
@@ -139,8 +155,10 @@ class H(BaseHTTPRequestHandler):
         if route == "graphs":
             return self.send(200, json.dumps({"runs": [{"run": "mock", "tags": [{"tag": "g", "run_graph": True, "op_graph": False,
                              "conceptual_graph": True, "profile": False, "steps": []}]}, {"run": "keras_only", "tags": [
-                             {"tag": "keras", "run_graph": False, "op_graph": False, "conceptual_graph": True, "profile": False, "steps": []}]}], "version": 1}))
+                             {"tag": "keras", "run_graph": False, "op_graph": False, "conceptual_graph": True, "profile": False, "steps": []}]}, {"run": "big", "tags": [{"tag": "g", "run_graph": True, "op_graph": False, "conceptual_graph": False, "profile": False, "steps": []}]}], "version": 1}))
         if route == "scene":
+            if q.get("run") == "big":
+                return self.send(200, json.dumps(big_scene()))
             if q.get("run") == "broken":
                 return self.send(400, "Malformed thing: broken run", "text/plain")
             key = q.get("expanded", "[]")

@@ -48,6 +48,7 @@ export class App {
   private loadToken = 0;
   private frame = 0;
   private miniDirty = true;
+  private miniTimer = 0;
 
   constructor() {
     this.minimap = new Minimap(this.miniCanvas, (x, y) => {
@@ -261,6 +262,8 @@ export class App {
     }
     if (token !== this.loadToken) return false;
     this.showProgress(null);
+    await new Promise((r) => setTimeout(r, 0)); // index the scene in a task of its own, after the parse
+    if (token !== this.loadToken) return false;
     this.expanded = scene.expanded;
     this.body.dataset.expanded = JSON.stringify(scene.expanded);
     this.setModel(new SceneModel(scene));
@@ -520,12 +523,6 @@ export class App {
       return;
     }
     try {
-      new RegExp(q);
-    } catch (e) {
-      this.searchBox.appendChild(el("div", { className: "gx-error gx-on", text: `Invalid regex: ${(e as Error).message}` }));
-      return;
-    }
-    try {
       const ans = await api.fetchSearch(ref, q, op);
       const ul = el("ul", { className: "gx-list" });
       for (const hit of ans.hits.slice(0, 300)) {
@@ -533,10 +530,15 @@ export class App {
         link.addEventListener("click", () => void this.jump(hit.name));
         ul.appendChild(el("li", {}, link, hit.op ? el("span", { className: "gx-muted", text: ` ${hit.op}` }) : null));
       }
-      this.searchBox.appendChild(el("div", { className: "gx-muted", text: `${ans.hits.length} match${ans.hits.length === 1 ? "" : "es"}` }));
+      const total = ans.total ?? ans.hits.length;
+      const shown = Math.min(ans.hits.length, 300);
+      this.searchBox.appendChild(
+        el("div", { className: "gx-muted", text: `${total} match${total === 1 ? "" : "es"}${shown < total ? ` (first ${shown} shown)` : ""}` }),
+      );
       this.searchBox.appendChild(ul);
       this.body.dataset.searchHits = String(ans.hits.length);
     } catch (e) {
+      this.body.dataset.searchHits = "0";
       this.searchBox.appendChild(el("div", { className: "gx-error gx-on", text: (e as Error).message }));
     }
   }
@@ -688,17 +690,24 @@ export class App {
     if (this.frame) return;
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
+      const t0 = performance.now();
       this.renderer.resize();
       const stats = this.renderer.draw(this.model, this.vp, this.st);
-      if (this.miniDirty) {
-        this.miniDirty = false;
-        const col = this.renderer.colorer;
-        const pal = this.renderer.palette;
-        this.minimap.rebuild(this.model, pal, (i) => {
-          const n = this.model!.nodes[i];
-          if (this.st.hidden.has(n.name)) return pal.background;
-          return col?.fill(n) ?? (n.kind === "op" ? pal.opStroke : pal.metaFill);
-        });
+      if (this.miniDirty && !this.miniTimer) {
+        // rebuilt in its own task after the frame, so a big scene's first paint is not delayed
+        this.miniTimer = window.setTimeout(() => {
+          this.miniTimer = 0;
+          this.miniDirty = false;
+          const col = this.renderer.colorer;
+          const pal = this.renderer.palette;
+          this.minimap.rebuild(this.model, pal, (i) => {
+            const n = this.model!.nodes[i];
+            if (this.st.hidden.has(n.name)) return pal.background;
+            return col?.fill(n) ?? (n.kind === "op" ? pal.opStroke : pal.metaFill);
+          });
+          const [mw, mh] = this.renderer.size();
+          this.minimap.draw(this.vp, mw, mh, this.renderer.palette);
+        }, 0);
       }
       const [w, h] = this.renderer.size();
       this.minimap.draw(this.vp, w, h, this.renderer.palette);
@@ -707,6 +716,7 @@ export class App {
       d.drawnEdges = String(stats.edges);
       d.drawnLabels = String(stats.labels);
       d.drawMs = stats.ms.toFixed(1);
+      d.maxDrawMs = Math.max(Number(d.maxDrawMs ?? 0), performance.now() - t0).toFixed(1);
       d.scale = this.vp.k.toFixed(4);
       d.frames = String(Number(d.frames ?? 0) + 1);
     });

@@ -65,6 +65,7 @@ export async function fetchScene(
 ): Promise<Scene> {
   const p = refParams(ref);
   p.set("expanded", JSON.stringify(expanded));
+  p.set("wait", "1"); // let the server answer within 1 s before falling back to a 202 Job
   const url = `scene?${p}`;
   for (let attempt = 0; ; attempt++) {
     const { status, body } = await getJson<Scene | Job>(url);

@@ -110,7 +110,8 @@ export interface NodeAttr {
 
 export interface NodeIo {
   name: string;
-  shape?: string | null;
+  shape?: number[] | string | null; // dims, -1 = unknown
+
   kind?: string;
   visible?: boolean;
 }
@@ -138,6 +139,7 @@ export interface SearchHit {
 
 export interface SearchAnswer {
   hits: SearchHit[];
+  total?: number;
 }
 
 export interface UploadAnswer {

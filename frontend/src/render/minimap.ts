@@ -55,9 +55,8 @@ export class Minimap {
     ctx.setTransform(dpr * this.scale, 0, 0, dpr * this.scale, dpr * this.ox, dpr * this.oy);
     ctx.fillStyle = palette.background;
     ctx.fillRect(b.x0, b.y0, bw, bh);
-    const order = model.nodes.map((_, i) => i).sort((a, z) => model.depth[a] - model.depth[z]);
     const minSide = 1 / this.scale;
-    for (const i of order) {
+    for (let i = 0; i < model.nodes.length; i++) {
       const n = model.nodes[i];
       ctx.fillStyle = n.expanded ? palette.expandedFill : fill(i);
       ctx.fillRect(n.x - n.width / 2, n.y - n.height / 2, Math.max(n.width, minSide), Math.max(n.height, minSide));

@@ -70,22 +70,28 @@ export class SceneModel {
   readonly outEdges: number[][];
 
   constructor(readonly scene: Scene) {
-    this.nodes = scene.nodes;
     this.edges = scene.edges;
-    const n = this.nodes.length;
-    this.nodes.forEach((node, i) => this.byName.set(node.name, i));
-    this.depth = new Int32Array(n);
+    const n = scene.nodes.length;
+    const names = new Map<string, number>();
+    scene.nodes.forEach((node, i) => names.set(node.name, i));
+    const depth0 = new Int32Array(n);
     for (let i = 0; i < n; i++) {
       let d = 0;
-      let p = this.nodes[i].parent;
+      let p = scene.nodes[i].parent;
       while (p !== null && d < 1000) {
-        const pi = this.byName.get(p);
+        const pi = names.get(p);
         if (pi === undefined) break;
         d++;
-        p = this.nodes[pi].parent;
+        p = scene.nodes[pi].parent;
       }
-      this.depth[i] = d;
+      depth0[i] = d;
     }
+    // index order = drawing order (parents first), so a numeric sort of ids is a draw sort
+    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => depth0[a] - depth0[b] || a - b);
+    this.nodes = order.map((i) => scene.nodes[i]);
+    this.depth = new Int32Array(n);
+    order.forEach((old, i) => (this.depth[i] = depth0[old]));
+    this.nodes.forEach((node, i) => this.byName.set(node.name, i));
     let x0 = 0, y0 = 0, x1 = scene.width || 1, y1 = scene.height || 1;
     for (const node of this.nodes) {
       x0 = Math.min(x0, node.x - node.width / 2);
@@ -123,18 +129,24 @@ export class SceneModel {
   }
 
   /** Node indices overlapping r, parents before children. */
-  nodesIn(r: Rect): number[] {
+  nodesIn(r: Rect): Uint32Array {
     const out: number[] = [];
     this.nodeGrid.query(r, this.nodeSeen, ++this.stamp, out);
-    const res = out.filter((i) => overlaps(nodeRect(this.nodes[i]), r));
-    res.sort((a, b) => this.depth[a] - this.depth[b] || a - b);
-    return res;
+    let m = 0;
+    for (const i of out) {
+      const n = this.nodes[i];
+      if (n.x - n.width / 2 <= r.x1 && n.x + n.width / 2 >= r.x0 && n.y - n.height / 2 <= r.y1 && n.y + n.height / 2 >= r.y0) out[m++] = i;
+    }
+    return Uint32Array.from(out.slice(0, m)).sort();
   }
 
   edgesIn(r: Rect): number[] {
     const out: number[] = [];
     this.edgeGrid.query(r, this.edgeSeen, ++this.stamp, out);
-    return out.filter((i) => overlaps(this.edgeBox[i], r));
+    let m = 0;
+    for (const i of out) if (overlaps(this.edgeBox[i], r)) out[m++] = i;
+    out.length = m;
+    return out;
   }
 
   /** The deepest node containing the point (children are drawn over parents). */

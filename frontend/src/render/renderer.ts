@@ -1,7 +1,7 @@
 // Canvas 2D drawing of a SceneModel: only items inside the visible rectangle are drawn,
 // with level of detail (shapes collapse to boxes when tiny, labels only when readable and
 // clipped to their box). No DOM per node.
-import type { SceneEdge, SceneNode } from "../api/types";
+import type { SceneNode } from "../api/types";
 import { Colorer, DARK, LIGHT, type Palette } from "./colors";
 import { SceneModel, type Rect } from "./model";
 import { Viewport } from "./viewport";
@@ -82,20 +82,87 @@ export class Renderer {
         stats.nodes++;
       }
     }
-    // 2. edges
+    // 2. edges, batched by style into one path each (thousands of strokes cost too much)
     const edgeIds = model.edgesIn(view);
+    const batches = new Map<string, { path: Path2D; arrows: Path2D; color: string; width: number; dash: boolean }>();
+    const arrows = k >= 0.15;
     for (const i of edgeIds) {
       const e = model.edges[i];
-      if (isHidden(e.source) || isHidden(e.target)) continue;
-      this.drawEdge(e, k, st.tracedEdges?.has(i) ?? false, false);
+      if (e.points.length < 2 || isHidden(e.source) || isHidden(e.target)) continue;
+      const traced = st.tracedEdges?.has(i) ?? false;
+      const width = Math.max(0.75 / k, traced ? Math.max(e.width, 2 / k) : e.width);
+      const wq = Math.round(width * k * 4) / 4; // quantised on-screen width
+      const key = `${e.kind === "control" ? "c" : "d"}${traced ? "t" : ""}${wq}`;
+      let b = batches.get(key);
+      if (!b) {
+        b = { path: new Path2D(), arrows: new Path2D(), color: traced ? this.palette.traced : this.palette.edge, width: wq / k, dash: e.kind === "control" };
+        batches.set(key, b);
+      }
+      edgePath(b.path, e.points, k > 0.08);
+      if (arrows) {
+        const size = Math.max(3, Math.min(8, e.width * 1.5 + 2.5));
+        const pts = e.points;
+        if (e.kind === "reference") arrow(b.arrows, pts[1], pts[0], size);
+        else arrow(b.arrows, pts[pts.length - 2], pts[pts.length - 1], size);
+      }
       stats.edges++;
     }
-    // 3. other nodes
+    for (const b of batches.values()) {
+      ctx.strokeStyle = b.color;
+      ctx.lineWidth = b.width;
+      ctx.setLineDash(b.dash ? [2 / k, 2 / k] : []);
+      ctx.stroke(b.path);
+      if (arrows) {
+        ctx.fillStyle = b.color;
+        ctx.fill(b.arrows);
+      }
+    }
+    ctx.setLineDash([]);
+    // 3. other nodes: small ones batched by fill colour, large ones drawn one by one
+    const small = new Map<string, Path2D>();
+    const outline = new Path2D();
+    let outlined = false;
+    const special: SceneNode[] = [];
     for (const i of nodeIds) {
       const n = model.nodes[i];
       if ((n.kind === "meta" && n.expanded) || isHidden(n.name)) continue;
-      stats.labels += this.drawNode(n, k, st);
       stats.nodes++;
+      const screen = Math.max(n.width, n.height) * k;
+      if (screen >= 40 || (screen >= 14 && Math.min(10, Math.max(3, n.height * 0.6)) * k >= MIN_LABEL_PX)) {
+        stats.labels += this.drawNode(n, k, st);
+        continue;
+      }
+      if (st.selected === n.name || st.traced?.has(n.name)) special.push(n);
+      const fill = screen < 3 && n.kind === "op" && !(this.colorer && this.colorer.mode !== "none") ? this.palette.opStroke : this.nodeFill(n);
+      let path = small.get(fill);
+      if (!path) small.set(fill, (path = new Path2D()));
+      const w = Math.max(n.width, 1.5 / k), h = Math.max(n.height, 1.5 / k);
+      const round = screen >= 10 && (n.kind === "op" || n.kind === "in_embedding");
+      if (round) {
+        path.moveTo(n.x + w / 2, n.y);
+        path.ellipse(n.x, n.y, w / 2, h / 2, 0, 0, Math.PI * 2);
+      } else path.rect(n.x - w / 2, n.y - h / 2, w, h);
+      if (screen >= 8) {
+        if (round) {
+          outline.moveTo(n.x + w / 2, n.y);
+          outline.ellipse(n.x, n.y, w / 2, h / 2, 0, 0, Math.PI * 2);
+        } else outline.rect(n.x - n.width / 2, n.y - n.height / 2, n.width, n.height);
+        outlined = true;
+      }
+    }
+    for (const [fill, path] of small) {
+      ctx.fillStyle = fill;
+      ctx.fill(path);
+    }
+    if (outlined) {
+      ctx.strokeStyle = this.palette.opStroke;
+      ctx.lineWidth = 0.6 / k;
+      ctx.stroke(outline);
+    }
+    for (const n of special) {
+      ctx.strokeStyle = st.selected === n.name ? this.palette.selected : this.palette.traced;
+      ctx.lineWidth = 2 / k;
+      ctx.strokeRect(n.x - n.width / 2 - 1 / k, n.y - n.height / 2 - 1 / k, n.width + 2 / k, n.height + 2 / k);
     }
     // 4. edge labels, on top, only when readable
     if (k * 8 >= MIN_LABEL_PX) {
@@ -188,12 +255,6 @@ export class Renderer {
     const w = n.width, h = n.height;
     const x0 = n.x - w / 2, y0 = n.y - h / 2;
     const fill = this.nodeFill(n);
-    const tiny = Math.max(w, h) * k < 3;
-    if (tiny) {
-      ctx.fillStyle = st.selected === n.name ? this.palette.selected : st.traced?.has(n.name) ? this.palette.traced : n.kind === "op" ? this.palette.opStroke : fill;
-      ctx.fillRect(x0, y0, Math.max(w, 1.5 / k), Math.max(h, 1.5 / k));
-      return 0;
-    }
     const [stroke, lw] = this.strokeFor(n, st, n.kind === "meta" || n.kind === "series" ? this.palette.metaStroke : this.palette.opStroke);
     ctx.lineWidth = lw / k;
     ctx.strokeStyle = stroke;
@@ -317,48 +378,31 @@ export class Renderer {
     return true;
   }
 
-  drawEdge(e: SceneEdge, k: number, traced: boolean, _minimap: boolean): void {
-    const pts = e.points;
-    if (pts.length < 2) return;
-    const ctx = this.ctx;
-    ctx.beginPath();
-    ctx.moveTo(pts[0][0], pts[0][1]);
-    if (pts.length > 2) {
-      for (let i = 1; i < pts.length - 1; i++) {
-        const [x1, y1] = pts[i];
-        const [x2, y2] = pts[i + 1];
-        const mx = i + 1 === pts.length - 1 ? x2 : (x1 + x2) / 2;
-        const my = i + 1 === pts.length - 1 ? y2 : (y1 + y2) / 2;
-        ctx.quadraticCurveTo(x1, y1, mx, my);
-      }
-    } else {
-      ctx.lineTo(pts[1][0], pts[1][1]);
+}
+
+/** Appends an edge's polyline (smoothed through its bend points when `smooth`) to a path. */
+function edgePath(path: Path2D, pts: number[][], smooth: boolean): void {
+  path.moveTo(pts[0][0], pts[0][1]);
+  if (smooth && pts.length > 2) {
+    for (let i = 1; i < pts.length - 1; i++) {
+      const [x1, y1] = pts[i];
+      const [x2, y2] = pts[i + 1];
+      const last = i + 1 === pts.length - 1;
+      path.quadraticCurveTo(x1, y1, last ? x2 : (x1 + x2) / 2, last ? y2 : (y1 + y2) / 2);
     }
-    const color = traced ? this.palette.traced : this.palette.edge;
-    ctx.strokeStyle = color;
-    ctx.lineWidth = Math.max(0.75 / k, traced ? Math.max(e.width, 2 / k) : e.width);
-    ctx.setLineDash(e.kind === "control" ? [2 / k, 2 / k] : []);
-    ctx.stroke();
-    ctx.setLineDash([]);
-    if (k < 0.15) return;
-    // arrowheads: data/control at the target; reference edges point back to the variable (start)
-    const size = Math.max(3, Math.min(8, e.width * 1.5 + 2.5));
-    ctx.fillStyle = color;
-    if (e.kind === "reference") arrow(ctx, pts[1], pts[0], size);
-    else arrow(ctx, pts[pts.length - 2], pts[pts.length - 1], size);
+  } else {
+    for (let i = 1; i < pts.length; i++) path.lineTo(pts[i][0], pts[i][1]);
   }
 }
 
-function arrow(ctx: CanvasRenderingContext2D, from: number[], to: number[], size: number): void {
+function arrow(path: Path2D, from: number[], to: number[], size: number): void {
   const dx = to[0] - from[0], dy = to[1] - from[1];
   const len = Math.hypot(dx, dy) || 1;
   const ux = dx / len, uy = dy / len;
-  ctx.beginPath();
-  ctx.moveTo(to[0], to[1]);
-  ctx.lineTo(to[0] - ux * size - uy * size * 0.5, to[1] - uy * size + ux * size * 0.5);
-  ctx.lineTo(to[0] - ux * size + uy * size * 0.5, to[1] - uy * size - ux * size * 0.5);
-  ctx.closePath();
-  ctx.fill();
+  path.moveTo(to[0], to[1]);
+  path.lineTo(to[0] - ux * size - uy * size * 0.5, to[1] - uy * size + ux * size * 0.5);
+  path.lineTo(to[0] - ux * size + uy * size * 0.5, to[1] - uy * size - ux * size * 0.5);
+  path.closePath();
 }
 
 export function roundRect(ctx: CanvasRenderingContext2D, x: number, y: number, w: number, h: number, r: number): void {

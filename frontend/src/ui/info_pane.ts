@@ -29,12 +29,19 @@ function ioList(title: string, items: NodeIo[], act: InfoActions): HTMLElement {
   for (const io of items.slice(0, 500)) {
     const link = el("button", { className: "gx-link", text: io.name, title: io.name, "data-jump": io.name });
     link.addEventListener("click", () => act.jump(io.name));
-    const extra = [io.shape, io.kind && io.kind !== "data" ? io.kind : null].filter(Boolean).join(", ");
+    const extra = [shapeText(io.shape), io.kind && io.kind !== "data" ? io.kind : null].filter(Boolean).join(", ");
     ul.appendChild(el("li", {}, link, extra ? el("span", { className: "gx-muted", text: ` ${extra}` }) : null));
   }
   if (items.length > 500) ul.appendChild(el("li", { className: "gx-muted", text: `… ${items.length - 500} more` }));
   sec.appendChild(ul);
   return sec;
+}
+
+export function shapeText(shape: NodeIo["shape"]): string | null {
+  if (shape === null || shape === undefined) return null;
+  if (typeof shape === "string") return shape;
+  if (!Array.isArray(shape)) return String(shape);
+  return shape.length === 0 ? "scalar" : shape.map((d) => (d < 0 ? "?" : String(d))).join("×");
 }
 
 function statText(v: unknown, key: string): string {
