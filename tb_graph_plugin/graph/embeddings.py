@@ -60,16 +60,17 @@ def _roles(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_col) -> list
     if options.embed_torch_noise:
         in_ops |= options.torch_noise_ops
     out_re = re.compile(options.out_embedding_pattern)
-    roles = [MAIN] * len(ops)
+    by_op: dict[str, int] = {}
+    for op in set(ops):
+        by_op[op] = IN_EMBEDDING if op in in_ops else (OUT_EMBEDDING if out_re.match(op) else MAIN)
+    roles = [by_op[op] for op in ops]
     handles = set()
-    for i, op in enumerate(ops):
-        if op in in_ops:
-            roles[i] = IN_EMBEDDING
-        elif out_re.match(op):
-            roles[i] = OUT_EMBEDDING
-        elif options.embed_variable_reads and _is_resource_handle(slim, i):
-            roles[i] = IN_EMBEDDING
-            handles.add(i)
+    if options.embed_variable_reads:
+        maybe = _HANDLE_OPS | {"VarHandleOp"}
+        for i, op in enumerate(ops):
+            if op in maybe and roles[i] == MAIN and _is_resource_handle(slim, i):
+                roles[i] = IN_EMBEDDING
+                handles.add(i)
     if handles:
         for s, d in zip(src_col, dst_col):
             if s in handles and ops[d] == "ReadVariableOp":

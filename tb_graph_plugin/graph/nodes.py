@@ -60,11 +60,32 @@ def _append(slim: SlimGraph, name: str, op: str, device: Optional[str], xla, sha
 
 def read_nodes(graph_def, slim: SlimGraph, function_library: bool = True) -> list[list[str]]:
     """Fill the per-op columns of ``slim``; return the raw input strings of each op."""
-    inputs: list[list[str]] = []
-    for node in graph_def.node:
-        _append(slim, node.name, node.op, node.device or None, _xla_cluster(node),
-                _shapes(node), node, None)
-        inputs.append(list(node.input))
+    inputs: list = []  # repeated-string containers of the NodeDefs (not copied)
+    nodes = graph_def.node
+    names, ops, devices, xlas, shapes, defs = ([], [], [], [], [], [])
+    for node in nodes:  # the hot loop: inlined, one pass over the protos
+        names.append(node.name)
+        ops.append(node.op)
+        devices.append(node.device or None)
+        attr = node.attr
+        if "_output_shapes" in attr:
+            shapes.append(_shapes(node))
+        else:
+            shapes.append(None)
+        xlas.append(attr["_XlaCluster"].s.decode("utf-8", "replace") or None
+                    if "_XlaCluster" in attr else None)
+        defs.append(node)
+        inputs.append(node.input)
+    slim.names.extend(names)
+    slim.original_names.extend(names)
+    slim.ops.extend(ops)
+    slim.devices.extend(devices)
+    slim.xla_clusters.extend(xlas)
+    slim.output_shapes.extend(shapes)
+    slim.node_defs.extend(defs)
+    slim.functions_of.extend([None] * len(names))
+    if any(sh is not None for sh in shapes):
+        slim.has_shape_info = True
     if function_library:
         for func in graph_def.library.function:
             _read_function(func, slim, inputs)

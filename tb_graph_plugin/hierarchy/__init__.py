@@ -7,7 +7,9 @@ The pipeline, in order (each step timed into ``h.timings``):
 3. ``series.detect_op_series``      stock op series ``add_[1-5]``
 4. ``metaedges.build_metaedges``    MetaEdges at the lowest common ancestor
 5. ``templates.hash_templates``     structural hash and shared template ids
-6. ``series.detect_block_series``   repeated blocks ``Layer[0-5]``; if any, redo 4 and 5
+6. ``series.detect_block_series``   repeated blocks ``Layer[0-5]`` (parents' metaedges
+                                    re-routed); then 5 again for the new series and
+                                    their ancestors only
 7. ``stats.compute_stats``          cardinality, depth, level, op/device/XLA histograms
 
 Afterwards, on demand: ``profile.join_step_stats`` (step stats per op, summed per group)
@@ -82,9 +84,13 @@ def build_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions] = None)
     step("metaedges", metaedges.build_metaedges)
     if h.options.templates or h.options.block_series_min_size > 0:
         step("templates", templates.hash_templates)
-    if step("block_series", series.detect_block_series):
-        step("metaedges", metaedges.build_metaedges)
-        step("templates", templates.hash_templates)
+    made = step("block_series", series.detect_block_series)
+    if made:
+        dirty = set()
+        for s in made:
+            dirty.add(s.id)
+            dirty.update(h.ancestors(s.id))
+        step("templates", lambda h: templates.hash_templates(h, dirty))
     if not h.options.templates:
         h.templates = {}
         for g in h.groups:

@@ -12,6 +12,9 @@ whose structural hash (phase 5) is equal form ``prefix[a-b]suffix`` when the run
 least ``block_series_min_size`` members.
 
 Pre-condition: op series - scopes built; block series - templates hashed.
+Block series re-route their parent's metaedges (a member-to-member metaedge moves into
+the series, others now end at the series) instead of rebuilding all metaedges.
+
 Post-condition: each SeriesNode takes the place of its first member in its parent's
 children; its children are the members, ordered by increasing consecutive index; members
 keep their names; ``h.series_of_op`` maps each member to its series.
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from tb_graph_plugin.hierarchy.model import Hierarchy, SeriesNode
+from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge, SeriesNode
 from tb_graph_plugin.hierarchy.scopes import add_group
 
 __all__ = ["detect_op_series", "detect_block_series"]
@@ -45,7 +48,8 @@ def _runs(items: list[tuple[int, int]], min_size: int) -> list[list[tuple[int, i
     return out
 
 
-def _make_series(h: Hierarchy, g, run, prefix: str, suffix: str, kind: str) -> None:
+def _make_series(h: Hierarchy, g, run, prefix: str, suffix: str, kind: str):
+    """Create the SeriesNode of one run (members re-parented); caller fixes g.children."""
     lo, hi = run[0][0], run[-1][0]
     if prefix.endswith("[") and suffix.startswith("]"):
         label = f"{prefix}{lo}-{hi}{suffix}"  # Layer[0] .. Layer[5] -> Layer[0-5]
@@ -59,11 +63,6 @@ def _make_series(h: Hierarchy, g, run, prefix: str, suffix: str, kind: str) -> N
     s = add_group(h, name, label, g.id, cls=SeriesNode, series_kind=kind, prefix=prefix,
                   suffix=suffix, indices=[i for i, _ in run])
     s.children = members
-    member_set = set(members)
-    first = min(g.children.index(c) for c in members)
-    kept = [c for c in g.children if c not in member_set]
-    kept.insert(sum(1 for c in g.children[:first] if c not in member_set), s.id)
-    g.children = kept
     n = h.n_ops
     for c in members:
         if c < n:
@@ -71,6 +70,27 @@ def _make_series(h: Hierarchy, g, run, prefix: str, suffix: str, kind: str) -> N
         else:
             h.groups[c - n].parent = s.id
         h.series_of_op[c] = s.id
+    return s
+
+
+def _replace_children(g, made) -> None:
+    """Each series takes the place of its first member in ``g.children``; O(children)."""
+    if not made:
+        return
+    where = {}
+    for s in made:
+        for c in s.children:
+            where[c] = s
+    out = []
+    placed = set()
+    for c in g.children:
+        s = where.get(c)
+        if s is None:
+            out.append(c)
+        elif s.id not in placed:
+            placed.add(s.id)
+            out.append(s.id)
+    g.children = out
 
 
 def detect_op_series(h: Hierarchy) -> int:
@@ -79,15 +99,21 @@ def detect_op_series(h: Hierarchy) -> int:
         return 0
     n = h.n_ops
     ops = h.slim.ops
+    names = h.slim.names
+    match = _OP_SERIES.match
     made = 0
     for g in list(h.groups):
+        if len(g.children) + 1 < min_size:
+            continue
+        here: list = []
         clusters: dict[tuple[str, str], list[tuple[int, int]]] = {}
         bare: dict[tuple[str, str], int] = {}
         for c in g.children:
             if c >= n:
                 continue
-            label = h.label(c)
-            m = _OP_SERIES.match(label)
+            name = names[c]
+            label = name[name.rfind("/") + 1:]
+            m = match(label)
             if m:
                 clusters.setdefault((ops[c], m.group(1)), []).append((int(m.group(2)), c))
             else:
@@ -99,17 +125,19 @@ def detect_op_series(h: Hierarchy) -> int:
                 items.append((0, bare[key]))
             items.sort()
             for run in _runs(items, min_size):
-                _make_series(h, g, run, key[1], "", "op")
-                made += 1
+                here.append(_make_series(h, g, run, key[1], "", "op"))
+        _replace_children(g, here)
+        made += len(here)
     return made
 
 
-def detect_block_series(h: Hierarchy) -> int:
+def detect_block_series(h: Hierarchy) -> list:
+    """Make block SeriesNodes; return them (metaedges of their parents are re-routed)."""
     min_size = h.options.block_series_min_size
     if min_size <= 0:
-        return 0
+        return []
     n = h.n_ops
-    made = 0
+    made: list = []
     for g in list(h.groups):
         groups_here = [c for c in g.children if c >= n and not h.groups[c - n].is_series]
         if len(groups_here) < min_size:
@@ -129,10 +157,46 @@ def detect_block_series(h: Hierarchy) -> int:
             for run in _runs(items, min_size):
                 runs.append((len(run), key, run))
         runs.sort(key=lambda r: -r[0])
+        here = []
         for _, key, run in runs:
             if any(c in claimed for _, c in run):
                 continue
             claimed.update(c for _, c in run)
-            _make_series(h, g, run, "".join(key[0]), "".join(key[1]), "block")
-            made += 1
+            here.append(_make_series(h, g, run, "".join(key[0]), "".join(key[1]), "block"))
+        if here:
+            _replace_children(g, here)
+            _reroute_metaedges(g, here)
+            made.extend(here)
     return made
+
+
+def _reroute_metaedges(g, made) -> None:
+    """Metaedges of ``g`` touching members now end at the series, or move inside it."""
+    where = {}
+    for s in made:
+        for c in s.children:
+            where[c] = s
+    table: dict = {}
+    order = []
+    for me in g.metaedges:
+        sa, sb = where.get(me.src), where.get(me.dst)
+        if sa is not None and sa is sb:
+            sa.metaedges.append(me)  # between two members: inside the series
+            if me.n_control != len(me.base_edges):
+                sa.has_non_control_edges = True
+            continue
+        key = (sa.id if sa is not None else me.src, sb.id if sb is not None else me.dst)
+        cur = table.get(key)
+        if cur is None:
+            if sa is None and sb is None:
+                table[key] = me
+            else:
+                table[key] = cur = MetaEdge(key[0], key[1], list(me.base_edges), me.size,
+                                            me.n_control, me.n_reference)
+            order.append(key)
+            continue
+        cur.base_edges.extend(me.base_edges)
+        cur.size += me.size
+        cur.n_control += me.n_control
+        cur.n_reference += me.n_reference
+    g.metaedges = [table[k] for k in order]

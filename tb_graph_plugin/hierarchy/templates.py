@@ -21,12 +21,15 @@ its >= 2 group ids in pre-order; cost O(sum over groups of (children + metaedges
 
 from __future__ import annotations
 
+from typing import Optional
+
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
 __all__ = ["hash_templates"]
 
 
-def hash_templates(h: Hierarchy) -> None:
+def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
+    """Hash every group (or, with ``dirty``, only those group ids) and assign template ids."""
     n = h.n_ops
     ops = h.slim.ops
     groups = h.groups
@@ -34,6 +37,8 @@ def hash_templates(h: Hierarchy) -> None:
     pre = list(h.walk_groups())
     op_colour: dict[str, int] = {}
     for g in reversed(pre):  # children before parents
+        if dirty is not None and g.id not in dirty:
+            continue
         children = g.children
         if not children:
             g.structure_hash = hash(("empty", g.is_series))

@@ -1,0 +1,97 @@
+"""Benchmark GraphDef -> SlimGraph -> Hierarchy (templates included) on Keras transformer traces.
+
+Usage::
+
+    python -m bench.bench_hierarchy [--layers 9 48 128] [--repeat 5] [--corpus DIR]
+
+For each depth, the training-step trace written by ``python -m bench.corpus
+keras_transformer_train_step_trace DIR --layers N`` (~10k, ~53k, ~140k ops) is read once
+(not timed), then ``build_slim_graph`` + ``build_hierarchy`` run ``--repeat`` times; the
+median wall time, ops/second, the per-phase medians, and the peak Python heap of one extra
+run under ``tracemalloc`` (plus the process max RSS) are printed. Missing corpus entries
+are written first, each in its own process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import resource
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+KIND = "keras_transformer_train_step_trace"
+
+
+def _ensure(corpus: Path, layers: int) -> Path:
+    run = corpus / f"{KIND}_L{layers}"
+    if not run.is_dir():
+        subprocess.run([sys.executable, "-m", "bench.corpus", KIND, str(corpus), "--layers",
+                        str(layers)], cwd=REPO, check=True)
+    return run
+
+
+def _build(graph_def):
+    from tb_graph_plugin.graph import build_slim_graph
+    from tb_graph_plugin.hierarchy import build_hierarchy
+
+    slim = build_slim_graph(graph_def)
+    return build_hierarchy(slim)
+
+
+def bench_one(run: Path, repeat: int) -> dict:
+    from tb_graph_plugin.cli import load_graph_def
+
+    graph_def = load_graph_def(str(run))
+    n_ops = len(graph_def.node) + sum(len(f.node_def) for f in graph_def.library.function)
+    times, phases = [], {}
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        h = _build(graph_def)
+        times.append(time.perf_counter() - t0)
+        for k, v in {**{f"slim.{k}": v for k, v in h.slim.timings.items()},
+                     **{f"h.{k}": v for k, v in h.timings.items()}}.items():
+            phases.setdefault(k, []).append(v)
+    gc.collect()
+    tracemalloc.start()
+    h = _build(graph_def)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    median = statistics.median(times)
+    return {
+        "run": run.name, "ops": n_ops, "groups": len(h.groups), "series": len(h.series_nodes()),
+        "templates": len(h.templates), "median_s": median, "min_s": min(times),
+        "ops_per_s": n_ops / median, "peak_heap_mb": peak / 1e6,
+        "phases": {k: statistics.median(v) for k, v in phases.items()},
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layers", type=int, nargs="+", default=[9, 48, 128])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--corpus", type=Path, default=REPO / "bench" / "_out" / "corpus")
+    parser.add_argument("--phases", action="store_true", help="print per-phase medians")
+    args = parser.parse_args(argv)
+    print(f"{'run':42s} {'ops':>7s} {'median s':>9s} {'min s':>7s} {'ops/s':>9s} "
+          f"{'heap MB':>8s} {'groups':>7s} {'series':>6s} {'tmpls':>6s}")
+    for layers in args.layers:
+        r = bench_one(_ensure(args.corpus, layers), args.repeat)
+        print(f"{r['run']:42s} {r['ops']:7d} {r['median_s']:9.3f} {r['min_s']:7.3f} "
+              f"{r['ops_per_s']:9.0f} {r['peak_heap_mb']:8.1f} {r['groups']:7d} "
+              f"{r['series']:6d} {r['templates']:6d}", flush=True)
+        if args.phases:
+            print("   " + " ".join(f"{k}={v * 1000:.0f}ms" for k, v in r["phases"].items()))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"process max RSS {rss:.0f} MB (includes the parsed GraphDefs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
