@@ -66,48 +66,79 @@ def count_crossings(
 ) -> int:
     """Crossings among ``polylines`` given the node-centre coordinates ``rows`` along the rank axis.
 
-    ``vertical``: ranks stacked along y (TB/BT); otherwise along x (LR/RL).
+    ``vertical``: ranks stacked along y (TB/BT); otherwise along x (LR/RL). Vectorised over
+    all polylines at once.
     """
     a = 1 if vertical else 0  # rank axis
-    b = 1 - a
     levels = np.unique(np.round(np.asarray(list(rows), dtype=float), 3))
-    if len(levels) == 0:
+    lines = [p for p in polylines if len(p) >= 2]
+    if len(levels) == 0 or len(lines) < 2:
         return 0
     scan = np.concatenate([levels, (levels[:-1] + levels[1:]) / 2.0])
     scan.sort()
-    seg_k, seg_xa, seg_xb = [], [], []
-    for pts in polylines:
-        p = np.asarray(pts, dtype=float)
-        if len(p) < 2:
-            continue
-        t, s = p[:, a], p[:, b]
-        if t[-1] < t[0]:
-            t, s = t[::-1], s[::-1]
-        t = np.maximum.accumulate(t)  # force monotone (spline wiggles)
-        # extend both ends along the rank axis to their node rows (ends lie on borders)
-        i0 = np.searchsorted(levels, t[0] + 1e-6, side="right") - 1
-        i1 = np.searchsorted(levels, t[-1] - 1e-6, side="left")
-        t0 = levels[i0] if i0 >= 0 else t[0]
-        t1 = levels[i1] if i1 < len(levels) else t[-1]
-        lo = np.searchsorted(scan, t0 - 1e-6, side="left")
-        hi = np.searchsorted(scan, t1 + 1e-6, side="right")
-        if hi - lo < 2:
-            continue
-        ks = np.arange(lo, hi)
-        xs = np.interp(scan[ks], t, s)
-        seg_k.append(ks[:-1])
-        seg_xa.append(xs[:-1])
-        seg_xb.append(xs[1:])
-    if not seg_k:
+    lens = np.fromiter((len(p) for p in lines), dtype=np.int64, count=len(lines))
+    pts = np.asarray([q for p in lines for q in p], dtype=float).reshape(-1, 2)
+    t, s = pts[:, a].copy(), pts[:, 1 - a].copy()
+    m = len(lines)
+    ptr = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(lens, out=ptr[1:])
+    e = np.repeat(np.arange(m), lens)
+    # orient every polyline along increasing t, then force it monotone (spline wiggles)
+    flip = t[ptr[1:] - 1] < t[ptr[:-1]]
+    idx = np.arange(len(t))
+    perm = np.where(flip[e], ptr[e] + ptr[e + 1] - 1 - idx, idx)
+    t, s = t[perm], s[perm]
+    span = float(np.abs(t).max()) * 4.0 + 1.0
+    t = np.maximum.accumulate(t + e * span) - e * span
+    # extend both ends along the rank axis to their node rows (ends lie on box borders)
+    t0, t1 = t[ptr[:-1]], t[ptr[1:] - 1]
+    i0 = np.searchsorted(levels, t0 + 1e-6, side="right") - 1
+    i1 = np.searchsorted(levels, t1 - 1e-6, side="left")
+    t0e = np.where(i0 >= 0, levels[np.maximum(i0, 0)], t0)
+    t1e = np.where(i1 < len(levels), levels[np.minimum(i1, len(levels) - 1)], t1)
+    t = np.insert(t, ptr[1:], t1e)
+    s = np.insert(s, ptr[1:], s[ptr[1:] - 1])
+    ptr2 = ptr + np.arange(m + 1)
+    t = np.insert(t, ptr2[:-1], t0e)
+    s = np.insert(s, ptr2[:-1], s[ptr2[:-1]])
+    ptr3 = ptr2 + np.arange(m + 1)
+    e = np.repeat(np.arange(m), lens + 2)
+    # segments i -> i+1 inside one polyline; each samples the scan lines in [t_i, t_i+1)
+    last = ptr3[1:] - 1
+    seg = np.ones(len(t), dtype=bool)
+    seg[last] = False
+    si = np.flatnonzero(seg)
+    ta, tb, sa, sb = t[si], t[si + 1], s[si], s[si + 1]
+    is_last = np.zeros(len(t), dtype=bool)
+    is_last[last - 1] = True
+    lo = np.searchsorted(scan, ta - 1e-6, side="left")
+    hi = np.where(is_last[si], np.searchsorted(scan, tb + 1e-6, side="right"), np.searchsorted(scan, tb - 1e-6, side="left"))
+    cnt = np.maximum(hi - lo, 0)
+    rep = np.repeat(np.arange(len(si)), cnt)
+    k = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt) + lo[rep]
+    dt = tb - ta
+    frac = np.where(dt[rep] > 0, (scan[k] - ta[rep]) / np.where(dt[rep] > 0, dt[rep], 1.0), 0.0)
+    x = sa[rep] + frac * (sb[rep] - sa[rep])
+    edge = e[si][rep]
+    # consecutive samples of one edge on consecutive scan lines form one gap crossing
+    pair = (edge[1:] == edge[:-1]) & (k[1:] == k[:-1] + 1)
+    xr = np.round(x, 3)
+    # a tie at the start of a gap is broken by the order in the previous gap (the side the
+    # edge came from), so a crossing exactly on a scan line is counted once, in the next gap
+    prev_ok = np.zeros(len(x), dtype=bool)
+    prev_ok[1:] = pair
+    xprev = np.where(prev_ok[:-1], np.concatenate([[0.0], xr[:-2]]), xr[1:])
+    kk = k[:-1][pair]
+    xa = xr[:-1][pair]
+    xb = xr[1:][pair]
+    xp = xprev[pair]
+    if len(kk) < 2:
         return 0
-    k = np.concatenate(seg_k)
-    xa = np.round(np.concatenate(seg_xa), 3)
-    xb = np.round(np.concatenate(seg_xb), 3)
-    order = np.lexsort((xb, xa, k))
-    k, xb = k[order], xb[order]
+    order = np.lexsort((xb, xp, xa, kk))
+    kk, xb = kk[order], xb[order]
     # group-major key: inversions only inside one scan-line gap
     rank_b = np.unique(xb, return_inverse=True)[1].astype(np.int64).ravel()
-    key = k.astype(np.int64) * np.int64(len(xb) + 1) + rank_b
+    key = kk.astype(np.int64) * np.int64(len(xb) + 1) + rank_b
     return count_inversions(key)
 
 

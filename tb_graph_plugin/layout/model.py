@@ -117,6 +117,7 @@ class LayoutOptions:
     order_sweeps: int = 12  # max barycenter sweeps (stops early without progress)
     transpose_max_nodes: int = 4000  # nodes incl. dummies; above it, no transposition
     position_iterations: int = 4
+    rank_lp_max_edges: int = 6000  # optimal (network-simplex) layering up to this size
     fast_max_dummies: int = 60000  # beyond it the longest edges get no dummy chain
     component_sep: float = 20.0  # px between packed connected components
     pack_aspect: float = 1.5  # target width / height of the packed components
