@@ -237,6 +237,7 @@ export class App {
     clear(this.searchBox);
     this.renderHiddenList();
     this.empty.classList.remove("gx-on");
+    this.setModel(null); // never show the previous graph under the new pickers
     void this.loadScene(null);
   }
 
@@ -258,6 +259,10 @@ export class App {
       if (token !== this.loadToken) return false;
       this.showProgress(null);
       this.fail(e);
+      // keep the last scene on screen and its expansion state as the truth
+      if (this.model && this.model.scene.graph.run === ref.run && this.model.scene.graph.tag === ref.tag) {
+        this.expanded = this.model.scene.expanded;
+      }
       return false;
     }
     if (token !== this.loadToken) return false;
