@@ -1,0 +1,124 @@
+"""Post-conditions of each fast phase, on tiny hand-built graphs and random ones."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+
+from tb_graph_plugin.layout import LayoutEdge, LayoutGraph, LayoutNode, LayoutOptions
+from tb_graph_plugin.layout import fast
+from tb_graph_plugin.layout.fast.order import bilayer_crossings
+from tb_graph_plugin.layout.fast.rank import longest_path_heights
+
+from .strategies import graphs
+
+OPTS = LayoutOptions()
+
+
+def g_of(edges, n=None, size=(20.0, 10.0)):
+    names = sorted({x for e in edges for x in e}) if n is None else [f"n{i}" for i in range(n)]
+    return LayoutGraph([LayoutNode(x, *size) for x in names], [LayoutEdge(a, b) for a, b in edges])
+
+
+def is_acyclic(n, src, dst) -> bool:
+    try:
+        longest_path_heights(n, np.asarray(src), np.asarray(dst))
+        return True
+    except ValueError:
+        return False
+
+
+def test_components_follow_node_order():
+    g = g_of([("a", "b"), ("c", "d"), ("b", "e")])
+    lg, _ = fast.run(g, OPTS, stop_after="components")
+    # nodes a b c d e -> components {a,b,e} = 0, {c,d} = 1
+    assert lg.comp.tolist() == [0, 0, 1, 1, 0] and lg.n_comp == 2
+
+
+def test_acyclic_reverses_only_back_edges():
+    g = g_of([("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")])
+    lg, _ = fast.run(g, OPTS, stop_after="acyclic")
+    assert lg.reversed.tolist() == [False, False, True, False]
+    assert is_acyclic(lg.n_real, lg.src, lg.dst)
+    dag, _ = fast.run(g_of([("a", "b"), ("a", "c"), ("b", "c")]), OPTS, stop_after="acyclic")
+    assert not dag.reversed.any()
+
+
+def test_rank_longest_path_from_sinks_places_sources_late():
+    # chain a->b->c->d, and a constant k feeding only d: k sits right below d, not at the bottom
+    g = g_of([("a", "b"), ("b", "c"), ("c", "d"), ("k", "d")])
+    for opts in (LayoutOptions(rank_lp_max_edges=0), OPTS):
+        lg, _ = fast.run(g, opts, stop_after="rank")
+        layer = dict(zip("abcdk", lg.layer.tolist()))
+        assert layer == {"a": 0, "b": 1, "c": 2, "d": 3, "k": 2}
+
+
+def test_rank_pulls_sinks_up_next_to_their_producer():
+    g = g_of([("a", "b"), ("b", "c"), ("c", "d"), ("a", "s")])  # s: a summary-like sink
+    lg, _ = fast.run(g, LayoutOptions(rank_lp_max_edges=0), stop_after="rank")
+    layer = dict(zip("abcds", lg.layer.tolist()))
+    assert layer["s"] == layer["a"] + 1
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs(acyclic=False))
+def test_phase_postconditions_on_random_graphs(g):
+    for opts in (OPTS, LayoutOptions(rank_lp_max_edges=0, fast_max_dummies=3, transpose_max_nodes=0)):
+        lg, _ = fast.run(g, opts, stop_after="rank")
+        if lg.n_real == 0:
+            return
+        assert is_acyclic(lg.n_real, lg.src, lg.dst)
+        assert (lg.comp[lg.src] == lg.comp[lg.dst]).all()
+        assert (lg.layer[lg.dst] > lg.layer[lg.src]).all()
+        for c in range(lg.n_comp):  # layers 0..H_c, none empty
+            used = np.unique(lg.layer[:lg.n_real][lg.comp == c])
+            assert used.tolist() == list(range(len(used)))
+        fast.normalize.insert_dummies(lg)
+        assert (lg.layer[lg.udst] == lg.layer[lg.usrc] + 1).all()
+        span = lg.layer[lg.dst] - lg.layer[lg.src]
+        assert ((lg.n_dummies == span - 1) | lg.straight).all()
+        assert lg.n_dummies.sum() <= max(opts.fast_max_dummies, 0) or not lg.straight.any()
+        for i in range(len(lg.src)):
+            ch = lg.chain(i)
+            assert lg.layer[ch].tolist() == list(range(lg.layer[ch[0]], lg.layer[ch[0]] + len(ch)))
+        # order
+        sw_initial = np.zeros(lg.n, dtype=np.int64)
+        for l in np.unique(lg.layer):
+            mem = np.flatnonzero(lg.layer == l)
+            perm = np.lexsort((mem, lg.comp[mem]))
+            sw_initial[mem[perm]] = np.arange(len(mem))
+        fast.order.order_layers(lg)
+        for l in np.unique(lg.layer):
+            mem = np.flatnonzero(lg.layer == l)
+            assert sorted(lg.pos[mem].tolist()) == list(range(len(mem)))
+            comps_in_order = lg.comp[mem[np.argsort(lg.pos[mem])]]
+            assert (np.diff(comps_in_order) >= 0).all()  # contiguous, in id order
+        assert bilayer_crossings(lg.layer, lg.pos, lg.usrc, lg.udst) <= bilayer_crossings(lg.layer, sw_initial, lg.usrc, lg.udst)
+        # position
+        fast.position.assign_coordinates(lg)
+        o = opts
+        for l in np.unique(lg.layer):
+            for c in np.unique(lg.comp):
+                mem = np.flatnonzero((lg.layer == l) & (lg.comp == c))
+                mem = mem[np.argsort(lg.pos[mem])]
+                for a, b in zip(mem, mem[1:]):
+                    gap = min(o.nodesep, o.edgesep)
+                    assert lg.x[b] - lg.x[a] >= (lg.across[a] + lg.across[b]) / 2 + gap - 1e-6
+        assert (lg.y[lg.udst] > lg.y[lg.usrc]).all()
+        # pack: component boxes disjoint
+        fast.pack.pack_components(lg)
+        boxes = []
+        for c in range(lg.n_comp):
+            sel = lg.comp == c
+            boxes.append(((lg.x - lg.across / 2)[sel].min(), (lg.x + lg.across / 2)[sel].max(),
+                          lg.row_top[sel].min(), lg.row_bottom[sel].max()))
+        for i in range(len(boxes)):
+            for j in range(i + 1, len(boxes)):
+                a, b = boxes[i], boxes[j]
+                assert a[1] <= b[0] or b[1] <= a[0] or a[3] <= b[2] or b[3] <= a[2]
+        # route: polylines start at the original source (reversed edges are turned back)
+        fast.route.route_edges(lg)
+        for i in range(len(lg.src)):
+            s = lg.dst[i] if lg.reversed[i] else lg.src[i]
+            px, py = lg.px[lg.ptr[i]], lg.py[lg.ptr[i]]
+            assert abs(px - lg.x[s]) <= lg.across[s] / 2 + 1e-6 and abs(py - lg.y[s]) <= lg.along[s] / 2 + 1e-6
