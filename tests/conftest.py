@@ -70,6 +70,7 @@ class RealLogs:
     def _generate(self, kind: str, layers: int | None, target: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        os.chmod(tmp, 0o755)
         cmd = [sys.executable, "-m", "tests.logwriters", kind, str(tmp), "--quiet"]
         if layers is not None:
             cmd += ["--layers", str(layers)]

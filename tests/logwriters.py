@@ -29,6 +29,7 @@ __all__ = [
     "EXPECTED",
     "WRITERS",
     "write_kind",
+    "fresh_run_dir",
     "list_graph_data",
     "read_blobs",
     "count_trace_ops",
@@ -56,6 +57,14 @@ EXPECTED: dict[str, dict[str, dict[str, set[str]]]] = {
 }
 
 KINDS: tuple[str, ...] = tuple(EXPECTED)
+
+
+def fresh_run_dir(run: Path) -> Path:
+    """Remove an old ``run`` directory so a rewrite never appends a second event file to it."""
+    import shutil
+
+    shutil.rmtree(run, ignore_errors=True)
+    return run
 
 
 def _quiet_tf() -> None:
@@ -125,7 +134,7 @@ def write_tf2_keras_trace(outdir: Path, layers: int | None = None) -> Path:
     import numpy as np
     import tensorflow as tf
 
-    run = Path(outdir) / "tf2_keras_trace"
+    run = fresh_run_dir(Path(outdir) / "tf2_keras_trace")
     keras.utils.set_random_seed(0)
     model = _small_keras_model()
     train_step = _keras_train_step(model, keras.optimizers.Adam(1e-3))
@@ -149,7 +158,7 @@ def write_tf2_multi_function_trace(outdir: Path, layers: int | None = None) -> P
     import numpy as np
     import tensorflow as tf
 
-    run = Path(outdir) / "tf2_multi_function_trace"
+    run = fresh_run_dir(Path(outdir) / "tf2_multi_function_trace")
     w1 = tf.Variable(np.random.rand(8, 16).astype("float32"), name="encoder_kernel")
     w2 = tf.Variable(np.random.rand(16, 4).astype("float32"), name="decoder_kernel")
 
@@ -180,7 +189,7 @@ def write_tf2_trace_profile(outdir: Path, layers: int | None = None) -> Path:
     import numpy as np
     import tensorflow as tf
 
-    run = Path(outdir) / "tf2_trace_profile"
+    run = fresh_run_dir(Path(outdir) / "tf2_trace_profile")
     keras.utils.set_random_seed(0)
     model = _small_keras_model()
     train_step = _keras_train_step(model, keras.optimizers.SGD(1e-2))
@@ -216,7 +225,7 @@ def _resnet50_forward_trace(run: Path, batch: int = 1):
 def write_keras_resnet50_trace(outdir: Path, layers: int | None = None) -> Path:
     """``keras.applications.ResNet50(weights=None)`` forward pass traced as ``forward`` (~1832 nodes)."""
     _quiet_tf()
-    return _resnet50_forward_trace(Path(outdir) / "keras_resnet50_trace")
+    return _resnet50_forward_trace(fresh_run_dir(Path(outdir) / "keras_resnet50_trace"))
 
 
 def write_keras_callback(outdir: Path, layers: int | None = None) -> Path:
@@ -234,6 +243,7 @@ def write_keras_callback(outdir: Path, layers: int | None = None) -> Path:
     )
     x = np.random.rand(16, 16, 16, 3).astype("float32")
     y = np.random.randint(0, 10, size=(16,)).astype("int32")
+    fresh_run_dir(Path(outdir) / "train")
     callback = keras.callbacks.TensorBoard(log_dir=str(outdir), write_graph=True, profile_batch=0)
     model.fit(x, y, batch_size=8, epochs=1, verbose=0, callbacks=[callback])
     return Path(outdir) / "train"
@@ -250,7 +260,7 @@ def write_tf1_graph(outdir: Path, layers: int | None = None) -> Path:
 
     v1 = tf.compat.v1
     v1.disable_eager_execution()
-    run = Path(outdir) / "tf1_graph"
+    run = fresh_run_dir(Path(outdir) / "tf1_graph")
 
     graph = tf.Graph()
     with graph.as_default():
@@ -365,14 +375,14 @@ def write_torch_cnn(outdir: Path, layers: int | None = None) -> Path:
     from torch.utils.tensorboard import SummaryWriter
 
     torch.manual_seed(0)
-    run = Path(outdir) / "torch_cnn"
+    run = fresh_run_dir(Path(outdir) / "torch_cnn")
     model = _torch_resnet_like().eval()
     with SummaryWriter(str(run)) as writer:
         writer.add_graph(model, torch.rand(1, 3, 32, 32))
     return run
 
 
-def write_torch_transformer(outdir: Path, layers: int | None = None) -> Path:
+def write_torch_transformer(outdir: Path, layers: int | None = None, run_name: str = "torch_transformer") -> Path:
     """PyTorch ``add_graph`` of ``nn.TransformerEncoder`` (default 6 layers, d_model 32), fast path off."""
     _tensorboard_without_tf()
     import torch
@@ -381,7 +391,7 @@ def write_torch_transformer(outdir: Path, layers: int | None = None) -> Path:
 
     torch.manual_seed(0)
     torch.backends.mha.set_fastpath_enabled(False)
-    run = Path(outdir) / "torch_transformer"
+    run = fresh_run_dir(Path(outdir) / run_name)
     layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0, batch_first=True)
     model = nn.TransformerEncoder(layer, num_layers=layers or 6, enable_nested_tensor=False).eval()
     with SummaryWriter(str(run)) as writer:

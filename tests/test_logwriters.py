@@ -146,3 +146,41 @@ def test_committed_demo_logs_list_expected_graph_data():
         for run, plugins in lw.EXPECTED[kind].items():
             expected[run if prefix == "." else f"{prefix}/{run}"] = plugins
     assert lw.list_graph_data(DEMO_DIR) == expected
+
+
+def _run_cli(module: str, *args: str) -> str:
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    proc = subprocess.run(
+        [sys.executable, "-m", module, *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def test_bench_corpus_torch_transformer_layers_flag(tmp_path):
+    out = _run_cli("bench.corpus", "torch_transformer", str(tmp_path), "--layers", "2")
+    assert (tmp_path / "torch_transformer_L2").is_dir()
+    assert "run_graph_ops=" in out
+    assert lw.list_graph_data(tmp_path) == {
+        "torch_transformer_L2": {lw.RUN_GRAPH: {"__run_graph__"}, lw.TAGGED: {"step1"}}
+    }
+
+
+@pytest.mark.slow
+def test_bench_corpus_keras_transformer_op_count_per_layer(tmp_path):
+    from bench import corpus
+
+    # Rewriting into the same run dir replaces the old event file instead of appending a second one.
+    _run_cli("bench.corpus", "keras_transformer_train_step_trace", str(tmp_path), "--layers", "1")
+    out = _run_cli("bench.corpus", "keras_transformer_train_step_trace", str(tmp_path), "--layers", "1")
+    run = tmp_path / "keras_transformer_train_step_trace_L1"
+    assert len(list(run.glob("events.out.tfevents.*"))) == 1
+    counts = corpus.count_ops(tmp_path, run)
+    assert counts["pre_optimization_ops"] == 216 + 1099  # the size formula in bench/corpus.py
+    assert f"pre_optimization_ops={counts['pre_optimization_ops']}" in out
