@@ -32,6 +32,7 @@ Example::
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Optional
 
@@ -69,6 +70,16 @@ __all__ = [
 
 def build_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions] = None) -> Hierarchy:
     """Group a SlimGraph into MetaNodes, SeriesNodes and MetaEdges."""
+    was_enabled = gc.isenabled()
+    gc.disable()  # many small objects, no cycles: GC passes would cost O(heap) each
+    try:
+        return _build(slim, options)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _build(slim: SlimGraph, options: Optional[HierarchyOptions]) -> Hierarchy:
     h = Hierarchy(slim, options or HierarchyOptions())
     t = h.timings
 
