@@ -37,56 +37,10 @@ def _load(args):
 
 def load_graph_def(path: str, run: Optional[str] = None, tag: Optional[str] = None,
                    step: Optional[int] = None):
-    """GraphDef for PATH via ``ingest.local`` (the plugin's reading code).
+    """GraphDef for PATH via ``ingest.local`` (the plugin's own reading code)."""
+    from tb_graph_plugin.ingest.local import load_graph_def_from_path
 
-    TEMPORARY: if that module is missing or fails internally (AttributeError/ImportError,
-    not a user error), fall back to reading event files / pbtxt / pb directly here.
-    """
-    try:
-        from tb_graph_plugin.ingest.local import load_graph_def_from_path
-
-        return load_graph_def_from_path(path, run=run, tag=tag, step=step)
-    except (ImportError, AttributeError) as e:
-        print(f"tb-graph: note: ingest.local failed ({e!r}); reading directly", file=sys.stderr)
-        return _load_fallback(path, run, tag)
-
-
-def _load_fallback(path: str, run: Optional[str], tag: Optional[str]):
-    import glob
-    import os
-
-    from tensorboard.backend.event_processing import event_file_loader
-    from tensorboard.compat.proto import config_pb2, graph_pb2
-
-    if os.path.isfile(path) and "tfevents" not in os.path.basename(path):
-        data = open(path, "rb").read()
-        g = graph_pb2.GraphDef()
-        if path.endswith(".pbtxt") or path.endswith(".txt"):
-            from google.protobuf import text_format
-
-            text_format.Parse(data.decode("utf-8"), g)
-        else:
-            g.ParseFromString(data)
-        return g
-    files = [path] if os.path.isfile(path) else sorted(
-        glob.glob(os.path.join(path, "**", "*tfevents*"), recursive=True))
-    for f in files:
-        if run is not None and os.path.relpath(os.path.dirname(f), path) != run:
-            continue
-        for ev in event_file_loader.EventFileLoader(f).Load():
-            if ev.HasField("graph_def") and tag in (None, "__run_graph__"):
-                g = graph_pb2.GraphDef()
-                g.ParseFromString(ev.graph_def)
-                return g
-            if ev.HasField("summary"):
-                for v in ev.summary.value:
-                    plugin = v.metadata.plugin_data.plugin_name
-                    if plugin.startswith("graph_run_metadata") and tag in (None, v.tag):
-                        rm = config_pb2.RunMetadata.FromString(v.tensor.string_val[0])
-                        from tb_graph_plugin.ingest.run_metadata import merge_function_graphs
-
-                        return merge_function_graphs(rm, f"{f}:{v.tag}")
-    raise SystemExit(f"tb-graph: error: no op graph found in {path!r}")
+    return load_graph_def_from_path(path, run=run, tag=tag, step=step)
 
 
 def _summary(args) -> int:

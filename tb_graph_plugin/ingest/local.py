@@ -16,9 +16,10 @@ from typing import Optional
 from tensorboard import context as tb_context
 from tensorboard import errors
 from tensorboard.backend.event_processing import data_provider as tb_data_provider
-from tensorboard.backend.event_processing import event_multiplexer
+from tensorboard.backend.event_processing import plugin_event_multiplexer
 from tensorboard.compat.proto import graph_pb2
 
+from tb_graph_plugin import metadata
 from tb_graph_plugin.api import wire
 from tb_graph_plugin.ingest import listing, parse
 from tb_graph_plugin.ingest.store import GraphStore
@@ -32,9 +33,10 @@ class LocalLogs:
     """A logdir or event file opened with TensorBoard's local data provider."""
 
     def __init__(self, path: str):
-        multiplexer = event_multiplexer.EventMultiplexer(
-            size_guidance={"tensors": 0, "graph": 0, "meta_graph": 0, "run_metadata": 0}
-        )
+        # Keep every step of every graph data name (the reservoir would keep 10).
+        multiplexer = plugin_event_multiplexer.EventMultiplexer(tensor_size_guidance={
+            name: 0 for name in metadata.DATA_PLUGIN_NAMES
+        })
         if os.path.isdir(path):
             multiplexer.AddRunsFromDirectory(path)
         else:
