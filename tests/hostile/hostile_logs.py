@@ -11,6 +11,10 @@ Each kind is one run directory under ``OUTDIR/<kind>/``, written by ``write_<kin
 ``xss``            TF1 graph whose string ``Const`` values, ``_xss`` attrs (set through
                    ``Graph._attr_scope``) and names (TF allows ``>`` and ``-`` and ``.``) carry XSS
                    payloads.
+``xss_names``      a GraphDef whose node names, op names, device and attr strings are the
+                   payloads (TF's Python API refuses such names, so the GraphDef is built with the
+                   proto API, as a hostile upload would be) written by the real
+                   ``tf.summary.graph`` (run graph).
 ``empty_trace``    ``trace_on(graph=True)`` then ``trace_export`` with no ``tf.function`` called:
                    the tag ``empty`` exists but its RunMetadata holds no function graph.
 
@@ -28,16 +32,17 @@ __all__ = ["KINDS", "XSS_PAYLOADS", "BIG_CONST_ELEMENTS", "write_all"]
 
 #: Payloads put wherever real TF lets them go (attr strings, Const values).
 XSS_PAYLOADS = (
-    "<img src=x onerror=window.__xss_ran=1>",
-    "<script>window.__xss_ran=2</script>",
-    "javascript:window.__xss_ran=3",
-    '"><svg onload=window.__xss_ran=4>',
-    "';window.__xss_ran=5;//",
+    "<img src=x onerror=top.__xss_ran=1;alert(1)>",
+    "<script>top.__xss_ran=2;alert(2)</script>",
+    "javascript:top.__xss_ran=3;alert(3)",
+    '"><svg onload=top.__xss_ran=4;alert(4)>',
+    "';top.__xss_ran=5;alert(5);//",
+    "${top.__xss_ran=6}",
 )
 #: ``big/value`` of ``big_const``: 5,242,880 float32 = 20 MB of tensor content.
 BIG_CONST_ELEMENTS = 5 * 1024 * 1024
 
-KINDS = ("empty_trace", "while_trace", "while_v1", "big_const", "xss")  # empty_trace first: see write_empty_trace
+KINDS = ("empty_trace", "while_trace", "xss_names", "while_v1", "big_const", "xss")  # empty_trace first: see write_empty_trace
 
 
 def write_while_trace(run: Path) -> None:
@@ -121,6 +126,32 @@ def write_xss(run: Path) -> None:
                 c = tf.constant(payload, name=f"payload{i}")
                 tf.identity(tf.strings.join([x, c]), name=f"a>b-{i}.svg")
     _v1_write(run, graph)
+
+
+def xss_graph_def():
+    """GraphDef (``tf.compat.v1.GraphDef``) with every payload as a node name, op, device, attr."""
+    import tensorflow as tf
+
+    graph = tf.compat.v1.GraphDef()
+    previous = None
+    for i, payload in enumerate(XSS_PAYLOADS):
+        for name in (payload, f"scope{i}/{payload}"):
+            node = graph.node.add(name=name, op=payload, device=payload)
+            node.attr["_xss"].s = payload.encode()
+            node.attr["_xss_list"].list.s.extend([payload.encode(), b"</textarea><b>x</b>"])
+            if previous is not None:
+                node.input.append(previous)
+            previous = name
+    return graph
+
+
+def write_xss_names(run: Path) -> None:
+    import tensorflow as tf
+
+    writer = tf.summary.create_file_writer(str(run))
+    with writer.as_default():
+        tf.summary.graph(xss_graph_def())
+    writer.close()
 
 
 def write_all(outdir: Path, kinds=KINDS) -> None:
