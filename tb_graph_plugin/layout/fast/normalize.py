@@ -47,7 +47,7 @@ def insert_dummies(g: LayeredGraph) -> None:
     g.along = np.concatenate([g.along, np.zeros(n_dummy)])
     # flat node sequences [src, dummies..., dst] per edge; consecutive pairs are unit edges
     seg_len = extra + 2
-    seg_start = np.concatenate([[0], np.cumsum(seg_len)[:-1]]).astype(np.int64)
+    seg_start = (np.cumsum(seg_len) - seg_len).astype(np.int64)
     total = int(seg_len.sum())
     edge_of = np.repeat(np.arange(len(span)), seg_len)
     j = np.arange(total) - seg_start[edge_of]

@@ -1,0 +1,23 @@
+"""The compound scene: a Hierarchy and an expansion state in, a wire ``Scene`` out.
+
+Pipeline for one ``build_scene`` call (:mod:`~tb_graph_plugin.layout.scene.compose`):
+
+1. ``compose.visible_expanded``    which expanded groups are visible
+2. ``compose.group_layouts``       bottom-up, per visible expanded group (cached):
+   a. ``extract.extract_auxiliary``  high-degree children -> side columns (VAST, stock thresholds)
+   b. ``bridge.boundary_edges``      edges crossing the group border -> bridges
+   c. ``group.layout_group``         the BridgeGraph through the layered engine
+                                     (``tb_graph_plugin.layout.layout``), embeddings beside
+                                     their op, series members stacked
+3. ``compose.build_scene``         place each group into its parent, absolute coordinates
+
+Example::
+
+    scene = build_scene(hierarchy, wire.GraphRef("run", "tag", wire.GraphKind.OP),
+                        expanded={"model", "model/block1"})
+"""
+
+from tb_graph_plugin.layout.scene.compose import LayoutCache, build_scene, cache_for, visible_expanded
+from tb_graph_plugin.layout.scene.options import SceneOptions
+
+__all__ = ["build_scene", "SceneOptions", "LayoutCache", "cache_for", "visible_expanded"]

@@ -1,0 +1,39 @@
+"""Knobs of the compound scene composition, declared once, with the stock TensorBoard values."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tb_graph_plugin.layout.model import LayoutOptions
+
+__all__ = ["SceneOptions"]
+
+
+@dataclasses.dataclass(frozen=True)
+class SceneOptions:
+    layout: LayoutOptions = LayoutOptions()  # per-group engine and spacing (rankdir BT, 5/25/5)
+    # collapsed node sizes (stock render.ts values)
+    op_size: tuple[float, float] = (15.0, 6.0)
+    meta_width: float = 60.0
+    meta_height: tuple[float, float] = (15.0, 60.0)  # by cardinality over meta_card_domain
+    meta_card_domain: tuple[float, float] = (1.0, 200.0)
+    embedding_size: tuple[float, float] = (8.0, 6.0)
+    embedding_gap: float = 2.0
+    max_annotations: int = 5  # embeddings shown per side of a node
+    bridge_size: tuple[float, float] = (4.0, 4.0)
+    # expanded group box
+    padding_top: float = 24.0  # room for the group label
+    padding: float = 10.0
+    series_gap: float = 8.0  # between stacked series members
+    # auxiliary node extraction (stock: minNodeCountForExtraction 15, minDegreeForExtraction 5,
+    # maxControlDegree 4, outExtractTypes ['NoOp'])
+    extract: bool = True
+    extract_min_children: int = 15
+    extract_min_degree: int = 5
+    max_control_degree: int = 4
+    out_extract_types: tuple[str, ...] = ("NoOp",)
+    side_column_gap: float = 20.0
+    # edge stroke width: power scale (exponent 0.3) of summed tensor size over [1, 5e6]
+    edge_width: tuple[float, float] = (0.75, 12.0)
+    edge_size_domain: tuple[float, float] = (1.0, 5e6)
+    edge_width_exponent: float = 0.3

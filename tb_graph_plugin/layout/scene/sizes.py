@@ -1,0 +1,32 @@
+"""Collapsed node sizes, edge stroke widths and edge labels (stock TensorBoard rules)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from tb_graph_plugin.layout.scene.options import SceneOptions
+
+__all__ = ["meta_size", "edge_width", "shape_label"]
+
+
+def meta_size(cardinality: int, o: SceneOptions) -> tuple[float, float]:
+    lo, hi = o.meta_card_domain
+    t = min(max((cardinality - lo) / (hi - lo), 0.0), 1.0)
+    return (o.meta_width, o.meta_height[0] + t * (o.meta_height[1] - o.meta_height[0]))
+
+
+def edge_width(size: int, o: SceneOptions) -> float:
+    lo, hi = o.edge_size_domain
+    t = min(max((max(size, 1) - lo) / (hi - lo), 0.0), 1.0) ** o.edge_width_exponent
+    return o.edge_width[0] + t * (o.edge_width[1] - o.edge_width[0])
+
+
+def shape_label(count: int, shape: Optional[tuple]) -> Optional[str]:
+    """``?×128`` for one tensor (``?`` unknown, ``scalar`` for rank 0), ``N tensors`` otherwise."""
+    if count > 1:
+        return f"{count} tensors"
+    if shape is None:
+        return None
+    if len(shape) == 0:
+        return "scalar"
+    return "×".join("?" if d is None or d < 0 else str(d) for d in shape)
