@@ -60,6 +60,9 @@ def run_dagre(graph, timeout: float):
                              capture_output=True, text=True, timeout=timeout, check=True)
     except subprocess.TimeoutExpired:
         return None, None
+    except subprocess.CalledProcessError as exc:
+        lines = [ln for ln in exc.stderr.splitlines() if "Error" in ln]
+        return "crash: " + (lines[0].strip()[:60] if lines else f"exit {exc.returncode}"), None
     ans = json.loads(out.stdout)
     rows = [xy[1] for xy in ans["nodes"].values()]
     return ans["ms"] / 1000.0, count_crossings(ans["edges"], rows, vertical=True)
@@ -111,7 +114,10 @@ def main(argv=None) -> int:
             dagre_cell = "not run"
         else:
             tg, cg = run_dagre(g, args.dagre_timeout)
-            dagre_cell = fmt(tg, cg) if tg is not None else f"> {args.dagre_timeout:.0f} s"
+            if isinstance(tg, str):
+                dagre_cell, tg = tg, None
+            else:
+                dagre_cell = fmt(tg, cg) if tg is not None else f"> {args.dagre_timeout:.0f} s"
         totals["fast"] += tf
         totals["auto"] += ta
         if tg is not None:

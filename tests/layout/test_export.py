@@ -1,0 +1,64 @@
+"""SVG and DOT export of a scene: well-formed, every node and edge present, text escaped."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pygraphviz
+
+from tb_graph_plugin.api import wire
+from tb_graph_plugin.layout.export import EXPORTERS, scene_to_dot, scene_to_svg
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def hostile_scene() -> wire.Scene:
+    evil = 'a<b>&"c\'\\d\n</svg><script>x</script>'
+    g = wire.SceneNode(name="grp" + evil, label=evil, kind=wire.NodeKind.META, x=50, y=40, width=100, height=80,
+                       parent=None, expanded=True)
+    a = wire.SceneNode(name="grp/a" + evil, label=evil, kind=wire.NodeKind.OP, x=30, y=60, width=15, height=6,
+                       parent=g.name, op="Mat<Mul>")
+    b = wire.SceneNode(name="grp/b", label="b", kind=wire.NodeKind.OP, x=30, y=20, width=15, height=6, parent=g.name)
+    e = wire.SceneEdge(source=a.name, target=b.name, points=[[30, 57], [30, 23]], kind=wire.EdgeKind.CONTROL,
+                       width=1.5, label=evil)
+    return wire.Scene(graph=wire.GraphRef("run<1>", "tag&", wire.GraphKind.OP), expanded=[g.name],
+                      nodes=[g, a, b], edges=[e], width=100, height=80)
+
+
+def test_svg_is_well_formed_and_escapes_all_text():
+    scene = hostile_scene()
+    svg = scene_to_svg(scene)
+    root = ET.fromstring(svg.encode("utf-8"))  # raises on unescaped markup
+    assert root.tag == SVG + "svg"
+    assert not list(root.iter(SVG + "script"))
+    names = {g.get("data-name") for g in root.iter(SVG + "g")}
+    assert names == {n.name for n in scene.nodes}
+    assert len(list(root.iter(SVG + "polyline"))) == 1
+    texts = "".join(t.text or "" for t in root.iter(SVG + "text"))
+    assert "<script>" in texts  # the label survives as text, not as markup
+
+
+def test_dot_parses_and_keeps_names():
+    scene = hostile_scene()
+    a = pygraphviz.AGraph(string=scene_to_dot(scene))
+    names = {str(n) for n in a.nodes()}
+    assert names == {n.name for n in scene.nodes if not n.expanded}
+    assert a.number_of_edges() == 1
+    assert a.get_node("grp/b").attr["pos"].startswith("30,60")  # y flipped into Graphviz's frame
+    assert set(EXPORTERS) == {"json", "svg", "dot"}
+
+
+def test_export_of_a_real_scene(real_logs):
+    from tb_graph_plugin.cli import load_graph_def
+    from tb_graph_plugin.graph import build_slim_graph
+    from tb_graph_plugin.hierarchy import build_hierarchy
+    from tb_graph_plugin.layout.scene import LayoutCache, build_scene
+
+    h = build_hierarchy(build_slim_graph(load_graph_def(str(real_logs.get("torch_cnn")))))
+    expanded = [g.name for g in h.walk_groups() if g.id != h.root.id]
+    scene = build_scene(h, wire.GraphRef("r", "t", wire.GraphKind.OP), expanded, cache=LayoutCache())
+    root = ET.fromstring(scene_to_svg(scene).encode("utf-8"))
+    assert len(list(root.iter(SVG + "polyline"))) == len(scene.edges)
+    a = pygraphviz.AGraph(string=scene_to_dot(scene))
+    assert a.number_of_edges() == len(scene.edges)
+    assert {str(n) for n in a.nodes()} >= {n.name for n in scene.nodes if not n.expanded}
