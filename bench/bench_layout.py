@@ -1,6 +1,8 @@
 """Layout bench: crossings and time of our engines (fast, dot, auto) against dagre 0.8.5.
 
     python -m bench.bench_layout [--quick] [--dagre-timeout 60] [--only NAME]
+    python -m bench.bench_layout --corpus LOGDIR_ROOT [--kinds RUN ...]  # every group of real graphs
+    python -m bench.bench_layout --scene RUN_DIR ...      # open + expand the biggest group
 
 Instances are random-but-realistic layered graphs from :mod:`bench.generators` (ResNet-like
 blocks with variable reads, an Adam-like optimizer group with hubs, local random DAGs with
@@ -49,23 +51,139 @@ def run_ours(graph, engine: Engine, repeat: int, timeout: float):
     return statistics.median(times), result
 
 
-def run_dagre(graph, timeout: float):
-    spec = {
+def _dagre_spec(graph) -> str:
+    return json.dumps({
         "rankdir": "BT", "nodesep": 5, "ranksep": 25, "edgesep": 5,
         "nodes": [[n.id, n.width, n.height] for n in graph.nodes],
         "edges": [[e.source, e.target] for e in graph.edges],
-    }
+    })
+
+
+def _dagre_answer(ans):
+    if "error" in ans:
+        return "crash: " + ans["error"][:60], None
+    rows = [xy[1] for xy in ans["nodes"].values()]
+    return ans["ms"] / 1000.0, count_crossings(ans["edges"], rows, vertical=True)
+
+
+def run_dagre(graph, timeout: float):
+    """(seconds, crossings); (None, None) on time-out; ("crash: ...", None) if dagre throws."""
     try:
-        out = subprocess.run(["node", os.path.join(DAGRE_DIR, "run_dagre.js")], input=json.dumps(spec) + "\n",
+        out = subprocess.run(["node", os.path.join(DAGRE_DIR, "run_dagre.js")], input=_dagre_spec(graph) + "\n",
                              capture_output=True, text=True, timeout=timeout, check=True)
     except subprocess.TimeoutExpired:
         return None, None
     except subprocess.CalledProcessError as exc:
         lines = [ln for ln in exc.stderr.splitlines() if "Error" in ln]
         return "crash: " + (lines[0].strip()[:60] if lines else f"exit {exc.returncode}"), None
-    ans = json.loads(out.stdout)
-    rows = [xy[1] for xy in ans["nodes"].values()]
-    return ans["ms"] / 1000.0, count_crossings(ans["edges"], rows, vertical=True)
+    return _dagre_answer(json.loads(out.stdout))
+
+
+def run_dagre_batch(graphs, timeout: float):
+    """dagre on many small graphs in one Node process."""
+    data = "".join(_dagre_spec(g) + "\n" for g in graphs)
+    out = subprocess.run(["node", os.path.join(DAGRE_DIR, "run_dagre.js")], input=data, capture_output=True,
+                         text=True, timeout=timeout, check=True)
+    return [_dagre_answer(json.loads(line)) for line in out.stdout.splitlines() if line.strip()]
+
+
+def _hierarchy(path: str):
+    from tb_graph_plugin.cli import load_graph_def
+    from tb_graph_plugin.graph import build_slim_graph
+    from tb_graph_plugin.hierarchy import build_hierarchy
+
+    return build_hierarchy(build_slim_graph(load_graph_def(path)))
+
+
+def scene_timings(path: str) -> None:
+    """Open (top level) and expand the biggest group, as the plugin does, hierarchy cached."""
+    from tb_graph_plugin.api import wire
+    from tb_graph_plugin.layout.scene import LayoutCache, build_scene
+
+    h = _hierarchy(path)
+    ref = wire.GraphRef("bench", os.path.basename(path), wire.GraphKind.OP)
+    cache = LayoutCache()
+    t = time.perf_counter()
+    top = build_scene(h, ref, [], cache=cache)
+    t_open = time.perf_counter() - t
+    big = max((g for g in h.walk_groups() if g.id != h.root.id), key=lambda g: g.cardinality)
+    path_names = [h.name_of(a) for a in h.ancestors(big.id) if a != h.root.id][::-1] + [big.name]
+    t = time.perf_counter()
+    opened = build_scene(h, ref, path_names, cache=cache)
+    t_expand = time.perf_counter() - t
+    print(f"| {os.path.basename(path)} | {h.root.cardinality:,} | {fmt(t_open, len(top.nodes)).replace(' / ', ' / nodes ')} | "
+          f"`{big.name}` ({big.cardinality:,} ops, {len(big.children):,} children) | "
+          f"{fmt(t_expand, len(opened.nodes)).replace(' / ', ' / nodes ')} | {opened.stats['engines']} |", flush=True)
+
+
+def corpus_instances(root: str, min_children: int = 3, kinds=None):
+    """(graph kind, group name, LayoutGraph) for every non-series group of every run under ``root``."""
+    from tb_graph_plugin.cli import load_graph_def
+    from tb_graph_plugin.graph import build_slim_graph
+    from tb_graph_plugin.hierarchy import build_hierarchy
+    from tb_graph_plugin.layout.scene.group import bridge_layout_graph
+
+    for kind in sorted(os.listdir(root)):
+        path = os.path.join(root, kind)
+        if not os.path.isdir(path) or (kinds and kind not in kinds):
+            continue
+        try:
+            h = build_hierarchy(build_slim_graph(load_graph_def(path)))
+        except Exception as exc:  # noqa: BLE001 - a run without an op graph
+            print(f"skip {kind}: {type(exc).__name__}", file=sys.stderr)
+            continue
+        for g in h.walk_groups():
+            if g.is_series or len(g.children) < min_children:
+                continue
+            yield kind, g.name, bridge_layout_graph(h, g.id)
+
+
+def corpus_table(root: str, repeat: int, dagre: bool, timeout: float, kinds=None, dagre_max_nodes: int = 3000) -> None:
+    rows = {}
+    worst = []
+    items = list(corpus_instances(root, kinds=kinds))
+    small = [i for i, (_, _, g) in enumerate(items) if len(g.nodes) <= dagre_max_nodes]
+    answers = [(None, None)] * len(items)
+    if dagre:
+        for i, ans in zip(small, run_dagre_batch([items[i][2] for i in small], timeout)):
+            answers[i] = ans
+    for (kind, name, g), (tg, cg) in zip(items, answers):
+        ta, ra = run_ours(g, Engine.AUTO, repeat, 30.0)
+        tf, rf = run_ours(g, Engine.FAST, repeat, 30.0)
+        ca, cf = count_result_crossings(ra, "BT"), count_result_crossings(rf, "BT")
+        r = rows.setdefault(kind, {"groups": 0, "nodes": 0, "max": 0, "auto": 0.0, "ca": 0, "fast": 0.0, "cf": 0,
+                                   "dagre": 0.0, "cg": 0, "worse": 0, "dagre_fail": 0})
+        r["groups"] += 1
+        r["nodes"] += len(g.nodes)
+        r["max"] = max(r["max"], len(g.nodes))
+        r["auto"] += ta
+        r["ca"] += ca
+        r["fast"] += tf
+        r["cf"] += cf
+        if isinstance(tg, float):
+            r["dagre"] += tg
+            r["cg"] += cg
+            if ca > cg:
+                r["worse"] += 1
+                worst.append((ca - cg, kind, name, len(g.nodes), ca, cg))
+        elif dagre:
+            r["dagre_fail"] += 1
+            print(f"- dagre {'not run (> %d nodes)' % dagre_max_nodes if tg is None else tg}: {kind} `{name}` "
+                  f"({len(g.nodes)} nodes): auto {fmt(ta, ca)} ({ra.engine_used.value}), fast {fmt(tf, cf)}")
+    print("| graph | groups | nodes (max group) | auto: time / crossings | fast: time / crossings | "
+          "dagre 0.8.5: time / crossings | groups where auto > dagre |")
+    print("|" + "---|" * 7)
+    tot = {"auto": 0.0, "dagre": 0.0}
+    for kind, r in rows.items():
+        tot["auto"] += r["auto"]
+        tot["dagre"] += r["dagre"]
+        print(f"| {kind} | {r['groups']} | {r['nodes']} ({r['max']}) | {fmt(r['auto'], r['ca'])} | "
+              f"{fmt(r['fast'], r['cf'])} | {fmt(r['dagre'], r['cg']) if dagre else 'not run'} | {r['worse']} |")
+    if dagre and tot["auto"]:
+        print(f"\ncorpus total: auto {tot['auto']:.2f} s, dagre {tot['dagre']:.2f} s "
+              f"({tot['dagre'] / tot['auto']:.1f}x)")
+    for d, kind, name, n, ca, cg in sorted(worst, reverse=True)[:5]:
+        print(f"- more crossings than dagre: {kind} `{name}` ({n} nodes): {ca} vs {cg}")
 
 
 def fmt(t, c):
@@ -83,12 +201,24 @@ def main(argv=None) -> int:
     ap.add_argument("--dot-timeout", type=float, default=30.0)
     ap.add_argument("--no-dagre", action="store_true")
     ap.add_argument("--only", default=None, help="substring of an instance name")
+    ap.add_argument("--corpus", default=None, help="logdir root with one run per graph: bench every group")
+    ap.add_argument("--kinds", nargs="*", default=None, help="with --corpus: only these run dirs")
+    ap.add_argument("--scene", nargs="*", default=None, help="run dirs: time opening and expanding the biggest group")
     args = ap.parse_args(argv)
     if not args.no_dagre and not os.path.isdir(os.path.join(DAGRE_DIR, "node_modules", "dagre")):
         print("run `npm install` in bench/dagre first (or pass --no-dagre)", file=sys.stderr)
         return 2
     layout(generators.resnet_like(2), LayoutOptions(engine=Engine.DOT))  # warm the dot worker
     layout(generators.resnet_like(2), LayoutOptions(engine=Engine.FAST))
+    if args.corpus:
+        corpus_table(args.corpus, args.repeat, not args.no_dagre, args.dagre_timeout * 10, kinds=args.kinds)
+        return 0
+    if args.scene:
+        print("| run | ops | open: time / scene nodes | biggest group | expand it: time / scene nodes | engines |")
+        print("|" + "---|" * 6)
+        for path in args.scene:
+            scene_timings(path)
+        return 0
     head = "| instance | nodes | edges | fast | dot | auto (engine) | dagre 0.8.5 |"
     print(head)
     print("|" + "---|" * 7)

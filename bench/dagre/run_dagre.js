@@ -1,13 +1,22 @@
 // Reads graphs as JSON lines on stdin: {"rankdir","nodesep","ranksep","edgesep",
 // "nodes": [[id, w, h], ...], "edges": [[source, target], ...]}, lays each out with
 // dagre 0.8.5 (multigraph) and prints one JSON line per graph:
-// {"ms": layout time, "nodes": {id: [x, y]}, "edges": [[[x, y], ...], ...]} (edges in input order).
+// {"ms": layout time, "nodes": {id: [x, y]}, "edges": [[[x, y], ...], ...]} (edges in input order),
+// or {"error": message} when dagre throws (e.g. stack overflow on huge graphs).
 const dagre = require("dagre");
 const readline = require("readline");
 const rl = readline.createInterface({ input: process.stdin, terminal: false });
 rl.on("line", (line) => {
   if (!line.trim()) return;
   const spec = JSON.parse(line);
+  try {
+    process.stdout.write(JSON.stringify(layoutOne(spec)) + "\n");
+  } catch (err) {
+    process.stdout.write(JSON.stringify({ error: String(err) }) + "\n");
+  }
+});
+
+function layoutOne(spec) {
   const g = new dagre.graphlib.Graph({ multigraph: true });
   g.setGraph({ rankdir: spec.rankdir, nodesep: spec.nodesep, ranksep: spec.ranksep, edgesep: spec.edgesep });
   g.setDefaultEdgeLabel(() => ({}));
@@ -19,5 +28,5 @@ rl.on("line", (line) => {
   const nodes = {};
   for (const id of g.nodes()) { const n = g.node(id); nodes[id] = [n.x, n.y]; }
   const edges = spec.edges.map(([s, t], i) => (g.edge(s, t, "e" + i).points || []).map((p) => [p.x, p.y]));
-  process.stdout.write(JSON.stringify({ ms, nodes, edges }) + "\n");
-});
+  return { ms, nodes, edges };
+}

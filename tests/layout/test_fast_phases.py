@@ -79,6 +79,8 @@ def test_phase_postconditions_on_random_graphs(g):
         assert ((lg.n_dummies == span - 1) | lg.straight).all()
         assert lg.n_dummies.sum() <= max(opts.fast_max_dummies, 0) or not lg.straight.any()
         for i in range(len(lg.src)):
+            if lg.straight[i]:
+                continue  # over the dummy budget: one straight segment
             ch = lg.chain(i)
             assert lg.layer[ch].tolist() == list(range(lg.layer[ch[0]], lg.layer[ch[0]] + len(ch)))
         # order

@@ -15,7 +15,8 @@ Graphs with at most ``options.rank_lp_max_edges`` edges get the optimal layering
 (what network simplex computes, Gansner et al. 1993): the LP ``min sum w_e (l_v - l_u)``
 subject to ``l_v - l_u >= 1``, solved by HiGHS dual simplex (``scipy.optimize.linprog``);
 its constraint matrix is totally unimodular, so the vertex solution is integral. A
-solver failure or time-out keeps the longest-path layering.
+solver failure or time-out keeps the longest-path layering; a layering whose edges all
+span one layer is already optimal and skips the solver.
 
 Pre: acyclic ``src``/``dst``; ``comp`` set. Post: ``layer[dst] > layer[src]`` for every edge;
 every component's layers are exactly ``0..H_c`` with no empty layer.
@@ -68,7 +69,8 @@ def assign_layers(g: LayeredGraph) -> None:
         sink = (outdeg == 0) & (pulled >= 0)
         layer[sink] = pulled[sink]
     layer = _balance(n, g.src, g.dst, g.weight, layer)
-    if 0 < len(g.src) <= g.options.rank_lp_max_edges:
+    tight = bool((layer[g.dst] - layer[g.src] == 1).all())  # every edge as short as it can be
+    if not tight and 0 < len(g.src) <= g.options.rank_lp_max_edges:
         optimal = _optimal(n, g.src, g.dst, g.weight)
         if optimal is not None:
             low = np.full(g.n_comp, np.iinfo(np.int64).max)

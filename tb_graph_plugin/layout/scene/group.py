@@ -22,7 +22,7 @@ from tb_graph_plugin.layout.scene.bridge import boundary_edges
 from tb_graph_plugin.layout.scene.extract import extract_auxiliary
 from tb_graph_plugin.layout.scene.options import SceneOptions
 
-__all__ = ["PlacedNode", "PlacedEdge", "GroupLayout", "layout_group"]
+__all__ = ["PlacedNode", "PlacedEdge", "GroupLayout", "layout_group", "bridge_layout_graph"]
 
 
 @dataclasses.dataclass
@@ -134,16 +134,8 @@ def layout_group(h, gid: int, sizes: dict[int, tuple[float, float]], o: SceneOpt
     return _layout_flow(h, gid, sizes, o, is_root)
 
 
-def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
-    group = h.group(gid)
-    kind_of = _kind_of(h)
-    left, right = extract_auxiliary(h, gid, o)
-    side = set(left) | set(right)
-    core = [c for c in group.children if c not in side]
-    pad_top = 0.0 if is_root else o.padding_top
-    pad = 0.0 if is_root else o.padding
-    bounds = [] if is_root else boundary_edges(h, gid)
-    # the bridge graph as a private LayoutGraph
+def _bridge_graph(h, group, core, bounds, sizes, o: SceneOptions):
+    """The BridgeGraph of a group as a private LayoutGraph (+ what each layout edge stands for)."""
     lnodes = []
     for c in core:
         (rw, rh), _, _ = _reserved(h, c, sizes[c], o)
@@ -170,7 +162,33 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
         edge_meta.append((("bridge", be.incoming, be.outer) if be.incoming else be.inner,
                           be.inner if be.incoming else ("bridge", be.incoming, be.outer),
                           be.kind, be.size, count, be.base_edges[0] if count == 1 else None))
-    res = layout(LayoutGraph(lnodes, ledges), o.layout)
+    return LayoutGraph(lnodes, ledges), edge_meta, bridges
+
+
+def bridge_layout_graph(h, gid: int, o: SceneOptions = SceneOptions()) -> LayoutGraph:
+    """The LayoutGraph the flow layout of group ``gid`` sees, children collapsed (bench, tests)."""
+    from tb_graph_plugin.layout.scene.compose import _collapsed_size
+
+    group = h.group(gid)
+    left, right = extract_auxiliary(h, gid, o)
+    side = set(left) | set(right)
+    core = [c for c in group.children if c not in side]
+    bounds = [] if gid == h.root.id else boundary_edges(h, gid)
+    sizes = {c: _collapsed_size(h, c, o) for c in group.children}
+    return _bridge_graph(h, group, core, bounds, sizes, o)[0]
+
+
+def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
+    group = h.group(gid)
+    kind_of = _kind_of(h)
+    left, right = extract_auxiliary(h, gid, o)
+    side = set(left) | set(right)
+    core = [c for c in group.children if c not in side]
+    pad_top = 0.0 if is_root else o.padding_top
+    pad = 0.0 if is_root else o.padding
+    bounds = [] if is_root else boundary_edges(h, gid)
+    lgraph, edge_meta, bridges = _bridge_graph(h, group, core, bounds, sizes, o)
+    res = layout(lgraph, o.layout)
     # side columns
     sep = max(o.layout.nodesep * 2, o.embedding_gap)
 
