@@ -10,12 +10,14 @@ Engines (:class:`Engine`, also the factory): Graphviz ``dot`` in a worker proces
 limit, our ``fast`` numpy layered path (pipeline list in :mod:`tb_graph_plugin.layout.fast`),
 and ``auto`` (a cheap guard picks, a dot time-out falls back to fast). Crossings of any
 result are counted by :mod:`tb_graph_plugin.layout.crossings`, the same for every engine.
+Graphs identical up to node ids are laid out once (:mod:`tb_graph_plugin.layout.memo`).
 """
 
 from __future__ import annotations
 
 import time
 
+from tb_graph_plugin.layout import memo
 from tb_graph_plugin.layout.crossings import count_result_crossings
 from tb_graph_plugin.layout.model import (
     Engine,
@@ -42,7 +44,7 @@ __all__ = [
 def layout(graph: LayoutGraph, options: LayoutOptions = LayoutOptions()) -> LayoutResult:
     """Lay out ``graph`` (never mutated) with ``options.engine``."""
     t = time.perf_counter()
-    result = options.engine.create().run(graph, options)
+    result = memo.memoized(graph, options, lambda: options.engine.create().run(graph, options))
     result.timings["total"] = time.perf_counter() - t
     if options.count_crossings:
         result.crossings = count_result_crossings(result, options.rankdir)

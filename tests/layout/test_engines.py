@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tb_graph_plugin.layout import Engine, LayoutEdge, LayoutGraph, LayoutNode, LayoutOptions, RankDir, layout
+from tb_graph_plugin.layout import Engine, LayoutEdge, LayoutGraph, LayoutNode, LayoutOptions, RankDir, layout, memo
 from tb_graph_plugin.layout.dot import DotTimeout
 from tb_graph_plugin.layout.engines import guard
 
@@ -73,9 +73,9 @@ def test_input_not_mutated_and_validation():
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graphs(acyclic=True))
 def test_fast_random_dags(g):
-    r1 = layout(g, LayoutOptions(engine=Engine.FAST))
+    r1 = layout(g, LayoutOptions(engine=Engine.FAST, memoize=False))
     check_result(g, r1, upward=True)
-    r2 = layout(g, LayoutOptions(engine=Engine.FAST))
+    r2 = layout(g, LayoutOptions(engine=Engine.FAST, memoize=False))
     assert (r1.positions, r1.edge_points) == (r2.positions, r2.edge_points)  # deterministic
 
 
@@ -89,9 +89,9 @@ def test_fast_random_cyclic_graphs(g):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graphs(acyclic=False, max_nodes=15))
 def test_dot_random_graphs(g):
-    r1 = layout(g, LayoutOptions(engine=Engine.DOT))
+    r1 = layout(g, LayoutOptions(engine=Engine.DOT, memoize=False))
     check_result(g, r1)
-    r2 = layout(g, LayoutOptions(engine=Engine.DOT))
+    r2 = layout(g, LayoutOptions(engine=Engine.DOT, memoize=False))
     assert r1.positions == r2.positions
 
 
@@ -125,3 +125,22 @@ def test_guard_sends_big_or_long_graphs_to_fast():
 def test_on_border_helper_rejects_inside_points():
     assert on_border((5, 0), 5, 5, 10, 10)
     assert not on_border((5, 5), 5, 5, 10, 10)
+
+
+@pytest.mark.parametrize("engine", [Engine.FAST, Engine.DOT])
+def test_memo_identical_structures_share_one_layout(engine):
+    g = diamond()
+    renamed = LayoutGraph([LayoutNode("x" + n.id, n.width, n.height) for n in g.nodes],
+                          [LayoutEdge("x" + e.source, "x" + e.target) for e in g.edges])
+    opts = LayoutOptions(engine=engine)
+    memo.clear()
+    r1 = layout(g, opts)
+    r2 = layout(renamed, opts)
+    assert memo.stats()["hits"] == 1
+    assert [r1.positions[n.id] for n in g.nodes] == [r2.positions["x" + n.id] for n in g.nodes]
+    assert r1.edge_points == r2.edge_points
+    check_result(renamed, r2, upward=True)
+    r2.edge_points[0][0][0] = -99.0  # callers get copies
+    assert layout(renamed, opts).edge_points == r1.edge_points
+    fresh = layout(g, LayoutOptions(engine=engine, memoize=False))
+    assert fresh.positions == r1.positions and fresh.edge_points == r1.edge_points
