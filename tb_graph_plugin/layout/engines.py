@@ -4,7 +4,9 @@
 - ``FAST``: :mod:`~tb_graph_plugin.layout.fast` (numpy, linear-ish, always finishes).
 - ``AUTO``: the cheap :func:`guard` (node count, dummy count of the longest-path layering)
   sends a graph to FAST before dot can blow up; otherwise dot, and a dot time-out or failure
-  falls back to FAST. ``LayoutResult.engine_used`` says which one produced the result.
+  falls back to FAST; on graphs of at most ``auto_best_of_max_nodes`` nodes both run and the
+  drawing with fewer crossings wins (ties: dot). ``LayoutResult.engine_used`` says which one
+  produced the result.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Protocol
 import numpy as np
 
 from tb_graph_plugin.layout import fast
+from tb_graph_plugin.layout.crossings import count_result_crossings
 from tb_graph_plugin.layout.fast.acyclic import remove_cycles
 from tb_graph_plugin.layout.fast.rank import longest_path_heights
 from tb_graph_plugin.layout.fast.state import build
@@ -101,9 +104,16 @@ class AutoEngine:
 
         if guard(graph, options) is Engine.DOT:
             try:
-                return DotEngine().run(graph, options)
+                result = DotEngine().run(graph, options)
             except (DotTimeout, DotError) as exc:
                 log.info("dot gave up (%s); falling back to the fast path", exc)
+            else:
+                if len(graph.nodes) > options.auto_best_of_max_nodes or len(graph.edges) < 2:
+                    return result
+                other = FastEngine().run(graph, options)
+                ours = count_result_crossings(other, options.rankdir)
+                theirs = count_result_crossings(result, options.rankdir)
+                return other if ours < theirs else result
         return FastEngine().run(graph, options)
 
 

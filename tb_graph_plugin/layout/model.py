@@ -113,6 +113,7 @@ class LayoutOptions:
     dot_timeout_s: Optional[float] = 5.0
     dot_max_nodes: int = 1500
     dot_max_dummies: int = 4000  # long-edge dummy nodes of the longest-path layering
+    auto_best_of_max_nodes: int = 60  # AUTO runs dot AND fast on graphs this small, keeps fewer crossings
     # fast path
     order_sweeps: int = 12  # max barycenter sweeps (stops early without progress)
     transpose_max_nodes: int = 4000  # nodes incl. dummies; above it, no transposition

@@ -144,3 +144,16 @@ def test_memo_identical_structures_share_one_layout(engine):
     assert layout(renamed, opts).edge_points == r1.edge_points
     fresh = layout(g, LayoutOptions(engine=engine, memoize=False))
     assert fresh.positions == r1.positions and fresh.edge_points == r1.edge_points
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs(acyclic=False, max_nodes=12))
+def test_auto_on_small_graphs_keeps_the_fewer_crossings(g):
+    from tb_graph_plugin.layout.crossings import count_result_crossings
+
+    opts = dict(memoize=False)
+    auto = layout(g, LayoutOptions(engine=Engine.AUTO, **opts))
+    dot = layout(g, LayoutOptions(engine=Engine.DOT, **opts))
+    fast_ = layout(g, LayoutOptions(engine=Engine.FAST, **opts))
+    c = [count_result_crossings(r, "BT") for r in (auto, dot, fast_)]
+    assert c[0] == min(c[1], c[2])
