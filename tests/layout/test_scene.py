@@ -12,7 +12,7 @@ from tb_graph_plugin.api import wire
 from tb_graph_plugin.cli import load_graph_def
 from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import build_hierarchy
-from tb_graph_plugin.layout import Engine, LayoutOptions
+from tb_graph_plugin.layout import Engine, LayoutOptions, RankDir
 from tb_graph_plugin.layout.scene import LayoutCache, SceneOptions, build_scene
 
 from .invariants import TOL, boxes_overlap, on_border
@@ -66,6 +66,8 @@ def check_scene(h, scene: wire.Scene, options: SceneOptions = SceneOptions()) ->
         assert on_border(e.points[-1], *box[e.target]), (e.source, e.target, e.points[-1], box[e.target])
         assert options.edge_width[0] <= e.width <= options.edge_width[1]
     # series members stacked in index order along the rank axis (BT: member 0 at the bottom)
+    if options.layout.rankdir is not RankDir.BT:
+        return
     for s in h.series_nodes():
         if s.name not in by_name or not by_name[s.name].expanded:
             continue
@@ -194,3 +196,10 @@ def test_checker_catches_overlaps_and_loose_edges(hierarchies):
     scene.edges[0].points[0] = [scene.edges[0].points[0][0] + 3, scene.edges[0].points[0][1] + 3]
     with pytest.raises(AssertionError):
         check_scene(h, scene)
+
+
+@pytest.mark.parametrize("rankdir", [RankDir.TB, RankDir.LR])
+def test_other_rank_directions(hierarchies, rankdir):
+    h = hierarchies("torch_transformer")
+    opts = SceneOptions(layout=LayoutOptions(rankdir=rankdir))
+    check_scene(h, build_scene(h, REF, all_groups(h), opts, cache=LayoutCache()), opts)
