@@ -118,7 +118,9 @@ class LayoutOptions:
     order_sweeps: int = 12  # max barycenter sweeps (stops early without progress)
     transpose_max_nodes: int = 4000  # nodes incl. dummies; above it, no transposition
     position_iterations: int = 4
-    rank_lp_max_edges: int = 6000  # optimal (network-simplex) layering up to this size
+    rank_lp_max_edges: int = 6000  # optimal (network-simplex) layering up to this size,
+    rank_lp_dummy_ratio: float = 2.0  # ... or when the heuristic needs more dummies per node
+    rank_lp_time_limit_s: float = 1.0  # solver time limit (then the heuristic layering stays)
     fast_max_dummies: int = 60000  # beyond it the longest edges get no dummy chain
     component_sep: float = 20.0  # px between packed connected components
     pack_aspect: float = 1.5  # target width / height of the packed components

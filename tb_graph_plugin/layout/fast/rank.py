@@ -11,7 +11,8 @@ moves down to ``1 + max layer(pred)``, one with more out-edges up to ``min layer
 which shortens the total edge length (fewer dummies, fewer crossings). Empty layers left
 behind are squeezed out.
 
-Graphs with at most ``options.rank_lp_max_edges`` edges get the optimal layering instead
+Graphs with at most ``options.rank_lp_max_edges`` edges, and bigger ones where the heuristic
+leaves more than ``rank_lp_dummy_ratio`` dummies per node, get the optimal layering instead
 (what network simplex computes, Gansner et al. 1993): the LP ``min sum w_e (l_v - l_u)``
 subject to ``l_v - l_u >= 1``, solved by HiGHS dual simplex (``scipy.optimize.linprog``);
 its constraint matrix is totally unimodular, so the vertex solution is integral. A
@@ -69,9 +70,10 @@ def assign_layers(g: LayeredGraph) -> None:
         sink = (outdeg == 0) & (pulled >= 0)
         layer[sink] = pulled[sink]
     layer = _balance(n, g.src, g.dst, g.weight, layer)
-    tight = bool((layer[g.dst] - layer[g.src] == 1).all())  # every edge as short as it can be
-    if not tight and 0 < len(g.src) <= g.options.rank_lp_max_edges:
-        optimal = _optimal(n, g.src, g.dst, g.weight)
+    o = g.options
+    dummies = int((layer[g.dst] - layer[g.src] - 1).sum()) if len(g.src) else 0  # 0: already optimal
+    if dummies and (len(g.src) <= o.rank_lp_max_edges or dummies > o.rank_lp_dummy_ratio * n):
+        optimal = _optimal(n, g.src, g.dst, g.weight, o.rank_lp_time_limit_s)
         if optimal is not None:
             low = np.full(g.n_comp, np.iinfo(np.int64).max)
             np.minimum.at(low, g.comp, optimal)
@@ -84,7 +86,7 @@ def assign_layers(g: LayeredGraph) -> None:
     g.layer = (np.arange(len(uk)) - first)[inv.ravel()]
 
 
-def _optimal(n, src, dst, weight):
+def _optimal(n, src, dst, weight, time_limit: float):
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
@@ -95,7 +97,7 @@ def _optimal(n, src, dst, weight):
     a = coo_matrix((np.tile([1.0, -1.0], m), (rows, cols)), shape=(m, n)).tocsr()
     try:
         res = linprog(cost, A_ub=a, b_ub=-np.ones(m), bounds=(0, None), method="highs-ds",
-                      options={"time_limit": 2.0})
+                      options={"time_limit": time_limit})
     except ValueError:
         return None
     if res.status != 0 or res.x is None:
