@@ -435,3 +435,26 @@ def test_bad_infer_scopes_is_400(app):
 def test_unknown_job_is_404(app):
     message = _json_error(app.get(OURS + "/job", id="nope"), 404)
     assert message == "Not found: unknown job 'nope' (finished jobs are forgotten after a while)"
+
+
+def test_merged_function_graphs_keep_control_edges(real_logs):
+    """Regression: ``run_metadata.merge_function_graphs`` prefixed a control input ``^x`` as
+    ``graph_N/^x`` (instead of ``^graph_N/x``), so every control edge of a trace holding several
+    function graphs became a dangling input (4 in the real ``tf2_multi_function_trace``). The stock
+    ``graph_util.merge_graph_defs`` has the same bug (``_prefixed_op_name`` ignores ``^``)."""
+    from tensorboard.compat.proto import config_pb2
+
+    from tb_graph_plugin.ingest import run_metadata
+
+    logdir = real_logs.get("tf2_multi_function_trace")
+    blob = logwriters.read_blobs(logdir, "tf2_multi_function_trace", logwriters.OP_GRAPH, "multi_function")[-1][1]
+    rm = config_pb2.RunMetadata.FromString(blob)
+    assert len(rm.function_graphs) > 1
+    control_inputs = sum(
+        1 for fg in rm.function_graphs for n in fg.pre_optimization_graph.node for i in n.input if i.startswith("^")
+    )
+    assert control_inputs > 0
+    merged = run_metadata.merge_function_graphs(rm, "trace")
+    assert [i for n in merged.node for i in n.input if "/^" in i] == []
+    assert sum(1 for n in merged.node for i in n.input if i.startswith("^graph_")) == control_inputs
+    assert build_slim_graph(merged).dangling == []

@@ -109,6 +109,15 @@ def test_errors_that_echo_a_payload_are_not_html(app, payload):
     _checked(app.get(OURS + "/static/" + payload), 404)
 
 
+def test_scene_of_payload_graph_is_json(app):
+    """Fails while ``api/tasks.py`` passes a ``dict`` as ``cache`` to ``layout.scene.build_scene``
+    (which reads ``cache.misses``): every ``/scene`` answered 500 when this was written."""
+    scene = _json(app.get(OURS + "/scene", run="xss_names", wait="60"))
+    names = {n["name"] for n in scene["nodes"]}
+    # the top level: payload ops (those without "/") and the scopes, names unchanged
+    assert {p for p in XSS_PAYLOADS if "/" not in p} | {f"scope{i}" for i in range(len(XSS_PAYLOADS))} <= names
+
+
 def test_upload_of_payload_graph_answers_json(app):
     from google.protobuf import text_format
 
