@@ -37,7 +37,7 @@ def graph_impl(
         ref = wire.GraphRef(run, tag or "", wire.GraphKind.CONCEPTUAL)
     else:
         ref = wire.GraphRef(run, tag or metadata.RUN_GRAPH_TAG, wire.GraphKind.OP)
-    graph = store.graph_def(ctx, experiment_id, ref)
+    graph = store.graph_def(ctx, experiment_id, ref, stock_quirks=True)
     graph = attrs.limit_attr_size(graph, limit_attr_size, large_attrs_key)
     return str(graph), PBTXT_MIME
 

@@ -126,7 +126,10 @@ class Routes:
     def scene_route(self, request):
         ref = params.graph_ref(request.args)
         expanded = params.string_list(request.args, "expanded")
-        args = {"graph": wire.to_plain(ref), "expanded": sorted(set(expanded))}
+        extract = request.args.get("extract", "on")
+        if extract not in ("on", "off"):
+            raise errors.InvalidArgumentError(f"query parameter `extract` must be on or off, got {extract!r}")
+        args = {"graph": wire.to_plain(ref), "expanded": sorted(set(expanded)), "extract": extract == "on"}
         return self._run(request, ref, "scene", args)
 
     @wrappers.Request.application

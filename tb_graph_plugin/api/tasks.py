@@ -51,21 +51,30 @@ class GraphState:
         if payload.get("run_metadata"):
             rm = config_pb2.RunMetadata.FromString(payload["run_metadata"])
             self.unmatched_stats = join_step_stats(self.hierarchy, rm)
-        self.layout_cache: dict = {}  # for layout.scene, keyed by (group, options)
+        from tb_graph_plugin.layout.scene import LayoutCache
+
+        self.layout_cache = LayoutCache()  # group layouts, reused across expansion states
 
 
 def scene_task(state: GraphState, args: dict, progress: Progress) -> str:
-    from tb_graph_plugin.layout import scene as layout_scene
+    from tb_graph_plugin.layout.scene import SceneOptions, build_scene
 
     progress("layout", 0.7)
     ref = wire.GraphRef(**dict(args["graph"], kind=wire.GraphKind(args["graph"]["kind"])))
     missing = [g for g in args["expanded"] if not state.hierarchy.has(g) or not state.hierarchy.is_group(g)]
     if missing:
         raise errors.InvalidArgumentError(f"cannot expand {missing[0]!r}: no such group in this graph")
-    scene = layout_scene.build_scene(
-        state.hierarchy, ref, set(args["expanded"]), cache=state.layout_cache, **args.get("options", {})
-    )
+    options = SceneOptions(extract=args.get("extract", True))
+    scene = build_scene(state.hierarchy, ref, args["expanded"], options=options, cache=state.layout_cache)
+    slim = state.slim
+    scene.stats.update({
+        "dangling_inputs": len(slim.dangling),
+        "dangling_examples": [f"{slim.names[d.node]} <- {d.input}" for d in slim.dangling[:5]],
+        "duplicate_names": slim.duplicate_names[:20],
+        "unmatched_step_stats": state.unmatched_stats,
+    })
     return wire.to_json(scene)
+
 
 
 def node_task(state: GraphState, args: dict, progress: Progress) -> str:

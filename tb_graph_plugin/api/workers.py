@@ -227,19 +227,27 @@ class WorkerPool:
                 self._start_workers()
                 worker = self._pick(handle.graph_key)
                 needs_graph = force_graph or handle.graph_key not in worker.graphs
+                # Count the job and the graph on this worker now, before the (slow) read, so
+                # concurrent first requests spread over the workers and later requests for the
+                # same graph follow it here.
+                worker.assigned[handle.job_id] = handle
+                worker.graphs[handle.graph_key] = None
+                worker.graphs.move_to_end(handle.graph_key)
+                while len(worker.graphs) > self.max_graphs_per_worker:
+                    worker.graphs.popitem(last=False)
             blob = None
             if needs_graph:
                 handle.stage, handle.progress = "read", 0.05
-                blob = handle.load_graph()
+                try:
+                    blob = handle.load_graph()
+                except BaseException:
+                    with self._lock:
+                        worker.assigned.pop(handle.job_id, None)
+                        worker.graphs.pop(handle.graph_key, None)
+                    raise
             with self._lock:
-                if not worker.alive:  # replaced meanwhile
-                    worker = self._pick(handle.graph_key)
-                worker.assigned[handle.job_id] = handle
-                if blob is not None:
-                    worker.graphs[handle.graph_key] = None
-                    worker.graphs.move_to_end(handle.graph_key)
-                    while len(worker.graphs) > self.max_graphs_per_worker:
-                        worker.graphs.popitem(last=False)
+                if not worker.alive:  # replaced meanwhile: its jobs were resubmitted or failed
+                    return
                 handle.stage = "queued" if worker.current else handle.stage
             worker.send((handle.job_id, handle.graph_key, blob, handle.task, handle.args,
                          self.max_graphs_per_worker))

@@ -5,6 +5,11 @@ anew: one function graph is returned as it is; several get the name prefix ``gra
 names and inputs, and ``graph_N_`` on function names (library functions, gradients, and the
 ``f`` attr of ``PartitionedCall``), N counting from 1. The function library is kept.
 
+One deliberate difference, unless ``stock_quirks`` is set: a control input ``^x`` becomes
+``^graph_N/x``. The stock code prefixes the raw string (``graph_N/^x``), which turns every
+control edge of a merged trace into a dangling input; the stock-compatible ``/graph`` route
+keeps that behaviour so its answer equals the stock plugin's.
+
 Pre-condition: ``run_metadata`` is a parsed ``RunMetadata``.
 Post-condition: every node name of the result is unique when it was unique within its function
 graph; raises ``errors.InvalidArgumentError`` when the graphs' ``versions.producer`` differ, or
@@ -26,7 +31,9 @@ def parse_run_metadata(blob: bytes, what: str) -> config_pb2.RunMetadata:
         raise errors.InvalidArgumentError(f"malformed RunMetadata in {what}: {e}") from None
 
 
-def merge_function_graphs(run_metadata: config_pb2.RunMetadata, what: str) -> graph_pb2.GraphDef:
+def merge_function_graphs(
+    run_metadata: config_pb2.RunMetadata, what: str, stock_quirks: bool = False
+) -> graph_pb2.GraphDef:
     graphs = [fg.pre_optimization_graph for fg in run_metadata.function_graphs]
     if not graphs:
         if run_metadata.partition_graphs:
@@ -48,16 +55,22 @@ def merge_function_graphs(run_metadata: config_pb2.RunMetadata, what: str) -> gr
                 f"{what}: cannot merge function graphs of different producer versions "
                 f"({merged.versions.producer} and {graph.versions.producer} in graph {index})"
             )
-        _add_prefixed(f"graph_{index}", graph, merged)
+        _add_prefixed(f"graph_{index}", graph, merged, stock_quirks)
     return merged
 
 
-def _add_prefixed(prefix: str, graph: graph_pb2.GraphDef, merged: graph_pb2.GraphDef) -> None:
+def _prefixed_input(prefix: str, name: str, stock_quirks: bool) -> str:
+    if name.startswith("^") and not stock_quirks:
+        return f"^{prefix}/{name[1:]}"
+    return f"{prefix}/{name}"
+
+
+def _add_prefixed(prefix: str, graph: graph_pb2.GraphDef, merged: graph_pb2.GraphDef, stock_quirks: bool) -> None:
     for node in graph.node:
         new = merged.node.add()
         new.CopyFrom(node)
         new.name = f"{prefix}/{node.name}"
-        new.input[:] = [f"{prefix}/{name}" for name in node.input]
+        new.input[:] = [_prefixed_input(prefix, name, stock_quirks) for name in node.input]
         if new.op == "PartitionedCall" and new.attr["f"]:
             new.attr["f"].func.name = f"{prefix}_{new.attr['f'].func.name}"
     for function in graph.library.function:

@@ -70,12 +70,16 @@ class GraphStore:
 
     # -- graphs ---------------------------------------------------------------------------
 
-    def graph_def(self, ctx, experiment_id, ref: wire.GraphRef) -> graph_pb2.GraphDef:
-        """The GraphDef that ``ref`` names (for ``profile``: the graph the stats belong to)."""
+    def graph_def(self, ctx, experiment_id, ref: wire.GraphRef, stock_quirks: bool = False) -> graph_pb2.GraphDef:
+        """The GraphDef that ``ref`` names (for ``profile``: the graph the stats belong to).
+
+        ``stock_quirks``: merge trace function graphs exactly as the stock plugin does (see
+        ``run_metadata``), for the stock-compatible ``/graph``.
+        """
         if ref.run == metadata.UPLOAD_RUN:
             return self._upload(ref.tag)
-        key = ("graph", experiment_id, ref.run, ref.tag, ref.kind, ref.step)
-        return self._cache.get_or_load(key, lambda: self._load_graph(ctx, experiment_id, ref))
+        key = ("graph", experiment_id, ref.run, ref.tag, ref.kind, ref.step, stock_quirks)
+        return self._cache.get_or_load(key, lambda: self._load_graph(ctx, experiment_id, ref, stock_quirks))
 
     def run_metadata(self, ctx, experiment_id, run: str, tag: str, step=None):
         """The RunMetadata holding step stats for (run, tag) (the stock ``/run_metadata``)."""
@@ -87,7 +91,7 @@ class GraphStore:
 
         return self._cache.get_or_load(key, load)
 
-    def _load_graph(self, ctx, eid, ref: wire.GraphRef) -> graph_pb2.GraphDef:
+    def _load_graph(self, ctx, eid, ref: wire.GraphRef, stock_quirks: bool) -> graph_pb2.GraphDef:
         what = _describe(ref.run, ref.tag, ref.step)
         read = lambda names, tag=ref.tag: blobs.read_blob(  # noqa: E731
             self._provider, ctx, eid, names, ref.run, tag, ref.step
@@ -98,7 +102,7 @@ class GraphStore:
             if ref.tag == metadata.RUN_GRAPH_TAG:
                 return parse.parse_graph_def(read((metadata.RUN_GRAPH,)), what)
             rm = run_metadata.parse_run_metadata(read(_OP_GRAPH_NAMES), what)
-            return run_metadata.merge_function_graphs(rm, what)
+            return run_metadata.merge_function_graphs(rm, what, stock_quirks)
         if ref.kind == wire.GraphKind.PROFILE:
             return self._profile_graph(ctx, eid, ref)
         raise errors.InvalidArgumentError(f"unknown graph kind {ref.kind!r}")
