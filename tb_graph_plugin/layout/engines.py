@@ -110,9 +110,11 @@ class AutoEngine:
             else:
                 if len(graph.nodes) > options.auto_best_of_max_nodes or len(graph.edges) < 2:
                     return result
+                theirs = count_result_crossings(result, options.rankdir)
+                if theirs == 0:
+                    return result
                 other = FastEngine().run(graph, options)
                 ours = count_result_crossings(other, options.rankdir)
-                theirs = count_result_crossings(result, options.rankdir)
                 return other if ours < theirs else result
         return FastEngine().run(graph, options)
 
