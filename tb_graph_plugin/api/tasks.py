@@ -90,14 +90,15 @@ def node_task(state: GraphState, args: dict, progress: Progress) -> str:
 
 
 def search_task(state: GraphState, args: dict, progress: Progress) -> str:
-    """Nodes whose name matches the regex ``q`` and/or whose op is ``op``; groups included."""
+    """Nodes whose name matches the regex ``q`` and whose op type contains ``op`` (ignoring
+    case: ``relu`` finds ``Relu``, ``Relu6`` and ``aten::relu_``); groups too when no ``op``."""
     h = state.hierarchy
     slim = h.slim
     try:
         pattern = re.compile(args.get("q") or "")
     except re.error as e:
         raise errors.InvalidArgumentError(f"bad search regex {args.get('q')!r}: {e}") from None
-    op = args.get("op") or None
+    op = (args.get("op") or "").lower() or None
     hits: list[wire.SearchHit] = []
     total = 0
     if op is None:
@@ -108,7 +109,7 @@ def search_task(state: GraphState, args: dict, progress: Progress) -> str:
                     hits.append(wire.SearchHit(name=g.name, op=None, kind=wire.NodeKind(g.kind)))
     for i, name in enumerate(slim.names):
         node_op = slim.ops[i]
-        if op is not None and node_op != op:
+        if op is not None and op not in node_op.lower():
             continue
         if pattern.search(name):
             total += 1

@@ -72,7 +72,9 @@ def visible_op_with_inputs(frame) -> dict:
     name = frame.evaluate(
         """() => {
         const ns = window.graphExplorer.nodes();
-        const ops = ns.filter(n => n.kind === 'op' && !n.extracted && n.w > 4);
+        let ops = ns.filter(n => n.kind === 'op' && !n.extracted && n.w > 4);
+        // A PyTorch graph's top level holds only groups: any main-graph node will do then.
+        if (!ops.length) ops = ns.filter(n => n.kind === 'meta' && !n.extracted && n.w > 4);
         return ops.length ? ops[Math.floor(ops.length / 2)].name : null;
     }"""
     )
