@@ -6,6 +6,9 @@ Subcommands (argparse subparsers; each registers itself in ``SUBCOMMANDS``):
   a ``.pbtxt`` or a ``.pb`` (``ingest.local.load_graph_def_from_path``, the plugin's own
   reading code), build SlimGraph + Hierarchy and print ``hierarchy.summary.summarize`` as
   JSON.
+* ``tb-graph layout PATH [--run R] [--tag T] [--expand GROUP ...] [--format json|svg|dot]`` -
+  lay out the graph for that expansion state (``layout.scene.build_scene``) and print the
+  scene as JSON (``api.wire.Scene``: absolute coordinates, y down), SVG or Graphviz DOT.
 
 Another subcommand is added with a ``_add_<name>(subparsers)`` function appended to
 ``SUBCOMMANDS`` that calls ``set_defaults(func=...)``.
@@ -69,7 +72,48 @@ def _add_summary(subparsers) -> None:
     p.set_defaults(func=_summary)
 
 
-SUBCOMMANDS: list[Callable] = [_add_summary]
+def _layout(args) -> int:
+    from tb_graph_plugin.api import wire
+    from tb_graph_plugin.graph import build_slim_graph
+    from tb_graph_plugin.hierarchy import build_hierarchy
+    from tb_graph_plugin.layout.export import scene_to_dot, scene_to_svg
+    from tb_graph_plugin.layout.scene import build_scene
+
+    graph_def = _load(args)
+    h = build_hierarchy(build_slim_graph(graph_def), _hierarchy_options(args))
+    for group in args.expand:
+        if not h.has(group) or not h.is_group(group):
+            from tensorboard import errors
+
+            raise errors.InvalidArgumentError(f"cannot expand {group!r}: no such group")
+    ref = wire.GraphRef(run=args.run or "", tag=args.tag or "", kind=wire.GraphKind.OP, step=args.step)
+    scene = build_scene(h, ref, args.expand)
+    if args.format == "svg":
+        sys.stdout.write(scene_to_svg(scene))
+    elif args.format == "dot":
+        sys.stdout.write(scene_to_dot(scene))
+    else:
+        sys.stdout.write(wire.to_json(scene))
+    sys.stdout.write("\n")
+    return 0
+
+
+def _add_layout(subparsers) -> None:
+    p = subparsers.add_parser("layout", help="print the laid-out scene for an expansion state")
+    p.add_argument("path", help="logdir, event file, .pbtxt or .pb")
+    p.add_argument("--run", default=None)
+    p.add_argument("--tag", default=None)
+    p.add_argument("--step", type=int, default=None)
+    p.add_argument("--expand", action="append", default=[], metavar="GROUP",
+                   help="a group to draw expanded (repeatable; its ancestors must be expanded too)")
+    p.add_argument("--format", choices=("json", "svg", "dot"), default="json")
+    p.add_argument("--infer-scopes", choices=("auto", "on", "off"), default="auto")
+    p.add_argument("--series-min-size", type=int, default=5)
+    p.add_argument("--block-series-min-size", type=int, default=4)
+    p.set_defaults(func=_layout)
+
+
+SUBCOMMANDS: list[Callable] = [_add_summary, _add_layout]
 
 
 def build_parser() -> argparse.ArgumentParser:
