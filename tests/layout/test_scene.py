@@ -203,3 +203,37 @@ def test_other_rank_directions(hierarchies, rankdir):
     h = hierarchies("torch_transformer")
     opts = SceneOptions(layout=LayoutOptions(rankdir=rankdir))
     check_scene(h, build_scene(h, REF, all_groups(h), opts, cache=LayoutCache()), opts)
+
+
+def _skip_graph_hierarchy(length: int = 30):
+    """A real TF graph: a chain of ``length`` ops with one skip edge from its start to its end."""
+    import tensorflow as tf
+    from tensorboard.compat.proto import graph_pb2
+
+    g = tf.Graph()
+    with g.as_default(), tf.name_scope("net"):
+        x = tf.compat.v1.placeholder(tf.float32, shape=(4,), name="x")
+        first = y = tf.math.negative(x, name="head")
+        for i in range(length):
+            y = tf.math.negative(y, name=f"step_{chr(97 + i // 26)}{chr(97 + i % 26)}x")
+        tf.add(y, first, name="tail")
+    gd = graph_pb2.GraphDef.FromString(g.as_graph_def().SerializeToString())
+    return build_hierarchy(build_slim_graph(gd))
+
+
+def test_long_skip_edges_become_stubs():
+    h = _skip_graph_hierarchy()
+    scene = build_scene(h, REF, ["net"], cache=LayoutCache())
+    check_scene(h, scene)
+    stubs = {n.name: n for n in scene.nodes if n.kind == wire.NodeKind.STUB}
+    assert len(stubs) == 2
+    assert {n.of for n in stubs.values()} == {"net/head", "net/tail"}
+    assert not [e for e in scene.edges if (e.source, e.target) == ("net/head", "net/tail")]
+    out_stub = next(n for n in stubs.values() if n.of == "net/tail")
+    assert [e for e in scene.edges if (e.source, e.target) == ("net/head", out_stub.name)]
+    assert out_stub.label.endswith("tail")
+    uncut = build_scene(h, REF, ["net"], SceneOptions(stub_min_span=0), cache=LayoutCache())
+    assert not [n for n in uncut.nodes if n.kind == wire.NodeKind.STUB]
+    assert [e for e in uncut.edges if (e.source, e.target) == ("net/head", "net/tail")]
+    short = build_scene(_skip_graph_hierarchy(10), REF, ["net"], cache=LayoutCache())
+    assert not [n for n in short.nodes if n.kind == wire.NodeKind.STUB]

@@ -6,6 +6,7 @@ Pipeline for one ``build_scene`` call (:mod:`~tb_graph_plugin.layout.scene.compo
 2. ``compose.group_layouts``       bottom-up, per visible expanded group (cached):
    a. ``extract.extract_auxiliary``  high-degree children -> side columns (VAST, stock thresholds)
    b. ``bridge.boundary_edges``      edges crossing the group border -> bridges
+      ``stubs.cut_long_edges``       long skip edges -> labelled stubs (nGraph, span > 20)
    c. ``group.layout_group``         the BridgeGraph through the layered engine
                                      (``tb_graph_plugin.layout.layout``), embeddings beside
                                      their op, series members stacked

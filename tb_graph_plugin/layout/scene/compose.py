@@ -125,7 +125,7 @@ def _top(hist: dict) -> Optional[str]:
 
 
 def _scene_node(h, p, x, y, parent: Optional[str], expanded: bool) -> wire.SceneNode:
-    node = wire.SceneNode(name=p.name, label=p.name.rsplit("/", 1)[-1], kind=p.kind, x=x, y=y,
+    node = wire.SceneNode(name=p.name, label=p.label or p.name.rsplit("/", 1)[-1], kind=p.kind, x=x, y=y,
                           width=p.width, height=p.height, parent=parent, expanded=expanded,
                           extracted=p.extracted, of=p.of)
     if p.hid is None:

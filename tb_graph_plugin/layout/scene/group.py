@@ -1,6 +1,8 @@
 """Lay out one expanded group: its BridgeGraph through the layered engine, side columns for
 auxiliary nodes, embeddings beside their op, and series members stacked.
 
+Long skip edges are cut into stubs first (:mod:`~tb_graph_plugin.layout.scene.stubs`).
+
 Pre: the sizes of the group's children (collapsed sizes, or the boxes of expanded child
 groups laid out before: bottom-up). Post: a :class:`GroupLayout` in the group's own frame
 (top-left of the group box at (0, 0), y down): no two placed boxes overlap, every box lies
@@ -21,6 +23,7 @@ from tb_graph_plugin.layout.model import RankDir
 from tb_graph_plugin.layout.scene.bridge import boundary_edges
 from tb_graph_plugin.layout.scene.extract import extract_auxiliary
 from tb_graph_plugin.layout.scene.options import SceneOptions
+from tb_graph_plugin.layout.scene.stubs import cut_long_edges
 
 __all__ = ["PlacedNode", "PlacedEdge", "GroupLayout", "layout_group", "bridge_layout_graph"]
 
@@ -33,9 +36,10 @@ class PlacedNode:
     y: float
     width: float
     height: float
-    hid: Optional[int] = None  # hierarchy id (None for bridges)
+    hid: Optional[int] = None  # hierarchy id (None for bridges and stubs)
     extracted: bool = False
     of: Optional[str] = None
+    label: Optional[str] = None  # for bridges and stubs; others take the hierarchy label
 
 
 @dataclasses.dataclass
@@ -188,6 +192,7 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
     pad = 0.0 if is_root else o.padding
     bounds = [] if is_root else boundary_edges(h, gid)
     lgraph, edge_meta, bridges = _bridge_graph(h, group, core, bounds, sizes, o)
+    lgraph, edge_meta, stubs = cut_long_edges(lgraph, edge_meta, o.stub_min_span, o.stub_size)
     res = layout(lgraph, o.layout)
     # side columns
     sep = max(o.layout.nodesep * 2, o.embedding_gap)
@@ -244,20 +249,35 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
             else:
                 bx, by = (bw / 2 if at_low else width - bw / 2), a
             name = _bridge_name(h, gid, incoming, outer)
-            nodes.append(PlacedNode(name, NodeKind.BRIDGE, bx, by, bw, bh, of=h.name_of(outer)))
+            nodes.append(PlacedNode(name, NodeKind.BRIDGE, bx, by, bw, bh, of=h.name_of(outer), label=h.label(outer)))
             box[("bridge", incoming, outer)] = (bx, by, bw, bh)
+    def name_of(key) -> str:
+        if isinstance(key, tuple) and key[0] == "bridge":
+            return _bridge_name(h, gid, key[1], key[2])
+        if isinstance(key, tuple):  # ("stub", k, "out" | "in")
+            return f"{h.name_of(gid)}/__stub__/{key[1]}_{key[2]}"
+        return h.name_of(key)
+
+    def label_of(key) -> str:
+        return name_of(key).rsplit("/", 1)[-1] if not (isinstance(key, tuple) and key[0] == "bridge") else h.label(key[2])
+
+    for lid, key, other in stubs:
+        sx, sy = res.positions[lid]
+        sw, sh = o.stub_size
+        arrow = "\u2192 " if key[2] == "out" else "\u2190 "
+        nodes.append(PlacedNode(name_of(key), NodeKind.STUB, sx + x0, sy + y0, sw, sh, of=name_of(other),
+                                label=arrow + label_of(other)))
+        box[key] = (sx + x0, sy + y0, sw, sh)
     edges = []
     for (s, t, kind, size, count, base), pts in zip(edge_meta, res.edge_points):
         pts = [[x + x0, y + y0] for x, y in pts]
         sb, tb = box[s], box[t]
-        if isinstance(s, tuple):
+        if isinstance(s, tuple) and s[0] == "bridge":  # bridges moved onto the border
             pts = [[sb[0], sb[1]]] + pts[1:]
-        if isinstance(t, tuple):
+        if isinstance(t, tuple) and t[0] == "bridge":
             pts = pts[:-1] + [[tb[0], tb[1]]]
         pts = [list(p) for p in attach_ends(pts, sb, tb)]
-        sname = _bridge_name(h, gid, s[1], s[2]) if isinstance(s, tuple) else h.name_of(s)
-        tname = _bridge_name(h, gid, t[1], t[2]) if isinstance(t, tuple) else h.name_of(t)
-        edges.append(PlacedEdge(sname, tname, pts, kind, size, count, base))
+        edges.append(PlacedEdge(name_of(s), name_of(t), pts, kind, size, count, base))
     return GroupLayout(width, height, nodes, edges, engine=res.engine_used.value,
                        seconds=res.timings.get("total", 0.0))
 

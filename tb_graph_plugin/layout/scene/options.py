@@ -21,6 +21,9 @@ class SceneOptions:
     embedding_gap: float = 2.0
     max_annotations: int = 5  # embeddings shown per side of a node
     bridge_size: tuple[float, float] = (4.0, 4.0)
+    # long skip edges -> stubs (nGraph: jump distance > 20); 0 disables
+    stub_min_span: int = 20
+    stub_size: tuple[float, float] = (10.0, 6.0)
     # expanded group box
     padding_top: float = 24.0  # room for the group label
     padding: float = 10.0
