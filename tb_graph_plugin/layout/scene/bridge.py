@@ -15,6 +15,7 @@ common ancestor that holds the outer end).
 from __future__ import annotations
 
 import dataclasses
+import weakref
 
 __all__ = ["BoundaryEdge", "boundary_edges"]
 
@@ -36,29 +37,51 @@ class BoundaryEdge:
         return "reference" if self.n_reference else "data"
 
 
+_MEMO: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def boundary_edges(h, gid: int) -> list[BoundaryEdge]:
+    """Boundary edges of group ``gid``, derived from its parent's (memoised per hierarchy).
+
+    An edge crosses ``gid``'s border iff it crosses the parent's border with its inner end
+    in ``gid``, or it is in a metaedge of the parent at ``gid``; so each group filters its
+    parent's list instead of rescanning every ancestor's metaedges.
+    """
+    memo = _MEMO.get(h)
+    if memo is None:
+        memo = _MEMO.setdefault(h, {})
+    got = memo.get(gid)
+    if got is not None:
+        return got
+    parent = h.parent(gid)
+    if parent is None:
+        memo[gid] = []
+        return []
     slim = h.slim
-    path = [gid] + h.ancestors(gid)
+    raw = []  # (incoming, outer, base edge)
+    for be in boundary_edges(h, parent):
+        if be.inner == gid:
+            raw.extend((be.incoming, be.outer, e) for e in be.base_edges)
+    for me in h.metaedges(parent):
+        if me.src == gid:
+            raw.extend((False, me.dst, e) for e in me.base_edges)
+        elif me.dst == gid:
+            raw.extend((True, me.src, e) for e in me.base_edges)
     child_of: dict[int, int] = {}
 
-    stop = set(path[1:])
-
     def child_in_group(op: int) -> int:
-        """The child of gid holding op, or -1 when op is not inside gid."""
         got = child_of.get(op)
         if got is not None:
             return got
-        x, chain, found = op, [], -1
+        x, chain = op, []
         while True:
             if x in child_of:
                 found = child_of[x]
                 break
-            p = h.parent(x)
             chain.append(x)
+            p = h.parent(x)
             if p == gid:
                 found = x
-                break
-            if p is None or p in stop:
                 break
             x = p
         for y in chain:
@@ -66,27 +89,17 @@ def boundary_edges(h, gid: int) -> list[BoundaryEdge]:
         return found
 
     out: dict[tuple[bool, int, int], BoundaryEdge] = {}
-    for k in range(len(path) - 1):
-        here, ancestor = path[k], path[k + 1]
-        for me in h.metaedges(ancestor):
-            if me.src == here:
-                incoming, outer = False, me.dst
-            elif me.dst == here:
-                incoming, outer = True, me.src
-            else:
-                continue
-            for e in me.base_edges:
-                inner_op = slim.edge_dst[e] if incoming else slim.edge_src[e]
-                inner = child_in_group(inner_op)
-                if inner < 0:
-                    continue  # crosses an ancestor's border, not this group's
-                key = (incoming, inner, outer)
-                be = out.get(key)
-                if be is None:
-                    be = out[key] = BoundaryEdge(incoming, key[1], outer)
-                be.base_edges.append(e)
-                be.size += slim.edge_size[e]
-                kind = slim.edge_kind[e]
-                be.n_control += kind == 1
-                be.n_reference += kind == 2
-    return list(out.values())
+    for incoming, outer, e in raw:
+        inner = child_in_group(slim.edge_dst[e] if incoming else slim.edge_src[e])
+        key = (incoming, inner, outer)
+        be = out.get(key)
+        if be is None:
+            be = out[key] = BoundaryEdge(incoming, inner, outer)
+        be.base_edges.append(e)
+        be.size += slim.edge_size[e]
+        kind = slim.edge_kind[e]
+        be.n_control += kind == 1
+        be.n_reference += kind == 2
+    result = list(out.values())
+    memo[gid] = result
+    return result
