@@ -16,6 +16,8 @@ import collections
 import threading
 from typing import Callable, Optional
 
+import numpy as np
+
 from tb_graph_plugin.layout.model import LayoutGraph, LayoutOptions, LayoutResult
 
 __all__ = ["memoized", "clear", "stats", "MAX_NODES"]
@@ -46,20 +48,23 @@ def memoized(graph: LayoutGraph, options: LayoutOptions, run: Callable[[], Layou
     if got is None:
         result = run()
         ids = [n.id for n in graph.nodes]
-        stored = ([result.positions[i] for i in ids], [[list(p) for p in pts] for pts in result.edge_points],
-                  result.width, result.height, result.engine_used, dict(result.timings))
+        lens = [len(pts) for pts in result.edge_points]
+        flat = np.array([q for pts in result.edge_points for q in pts], dtype=float).reshape(-1, 2)
+        stored = ([result.positions[i] for i in ids], flat, np.cumsum([0] + lens).tolist(),
+                  result.width, result.height, result.engine_used)
         with _lock:
             _stats["misses"] += 1
             _data[key] = stored
             while len(_data) > MAX_ENTRIES:
                 _data.popitem(last=False)
         return result
-    positions, points, width, height, engine, timings = got
+    positions, flat, bounds, width, height, engine = got
     ids = [n.id for n in graph.nodes]
+    pts = flat.tolist()  # fresh lists for every caller
     return LayoutResult(
         positions=dict(zip(ids, positions)),
         sizes={n.id: (n.width, n.height) for n in graph.nodes},
-        edge_points=[[list(p) for p in pts] for pts in points],
+        edge_points=[pts[bounds[k]:bounds[k + 1]] for k in range(len(bounds) - 1)],
         width=width, height=height, engine_used=engine, timings={"memo_hit": 1.0},
     )
 

@@ -4,6 +4,7 @@ edges end on borders, series members stacked in order, only changed groups re-la
 from __future__ import annotations
 
 import itertools
+import json
 import random
 
 import pytest
@@ -237,3 +238,14 @@ def test_long_skip_edges_become_stubs():
     assert [e for e in uncut.edges if (e.source, e.target) == ("net/head", "net/tail")]
     short = build_scene(_skip_graph_hierarchy(10), REF, ["net"], cache=LayoutCache())
     assert not [n for n in short.nodes if n.kind == wire.NodeKind.STUB]
+
+
+def test_scene_is_deterministic(hierarchies):
+    from tb_graph_plugin.layout import memo
+
+    h = hierarchies("torch_transformer")
+    memo.clear()
+    a = wire.to_json(build_scene(h, REF, all_groups(h), cache=LayoutCache()))
+    memo.clear()
+    b = wire.to_json(build_scene(h, REF, all_groups(h), cache=LayoutCache()))
+    assert json.loads(a)["nodes"] == json.loads(b)["nodes"] and json.loads(a)["edges"] == json.loads(b)["edges"]
