@@ -35,10 +35,11 @@ def scene_to_svg(scene: wire.Scene, margin: float = 10.0) -> str:
         '<?xml version="1.0" encoding="UTF-8"?>',
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_f(w)}" height="{_f(h)}" '
         f'viewBox="{_f(-margin)} {_f(-margin)} {_f(w)} {_f(h)}" font-family="sans-serif">',
-        "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"6\" "
-        "markerHeight=\"6\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#666\"/></marker></defs>",
-        f"<title>{escape(scene.graph.run)} / {escape(scene.graph.tag)}</title>",
+        "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"5\" markerUnits=\"userSpaceOnUse\" "
+        "markerHeight=\"5\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#666\"/></marker></defs>",
     ]
+    if scene.graph.run or scene.graph.tag:
+        out.append(f"<title>{escape(scene.graph.run)} / {escape(scene.graph.tag)}</title>")
     depth: dict[str, int] = {}
     by_name = {n.name: n for n in scene.nodes}
 
