@@ -1,0 +1,98 @@
+"""Expanded SeriesNode: members stacked along the rank axis in index order.
+
+A series (``add_[1-5]``, ``Layer[0-5]``) is drawn as a column: member 0 where the flow starts
+(the bottom for rankdir BT), each next member above the previous one, ``series_gap`` apart;
+edges between consecutive members are straight, others run in a lane on the right; bridges
+for edges crossing the series border sit on the left (inputs) and right (outputs) borders,
+spread so that they never overlap.
+
+Pre: member sizes. Post: the :mod:`group` post-conditions, and members' boxes are ordered
+along the rank axis by index with no overlap.
+"""
+
+from __future__ import annotations
+
+from tb_graph_plugin.api.wire import NodeKind
+from tb_graph_plugin.layout.geometry import attach_ends
+from tb_graph_plugin.layout.model import RankDir
+from tb_graph_plugin.layout.scene.bridge import boundary_edges
+from tb_graph_plugin.layout.scene.options import SceneOptions
+from tb_graph_plugin.layout.scene.placed import (
+    GroupLayout,
+    PlacedEdge,
+    PlacedNode,
+    bridge_name,
+    kind_of,
+    place_child,
+    reserved,
+    spread,
+)
+
+__all__ = ["layout_series"]
+
+
+def layout_series(h, gid, sizes, o: SceneOptions) -> GroupLayout:
+    """Members stacked along the rank axis in index order; bridges on the side borders."""
+    group = h.group(gid)
+    kind_fn = kind_of(h)
+    members = group.children
+    member_boxes = [reserved(h, c, sizes[c], o)[0] for c in members]
+    rd = o.layout.rankdir
+    bounds = boundary_edges(h, gid)
+    bw, bh = o.bridge_size
+    side = bw + o.embedding_gap * 2 if bounds else 0.0
+    inner_w = max((r[0] for r in member_boxes), default=0.0)
+    lane = o.layout.edgesep * 2  # right-hand lane for edges between non-adjacent members
+    width = max(o.padding * 2 + side * 2 + inner_w + lane * 2, o.meta_width)
+    total = sum(r[1] for r in member_boxes) + o.series_gap * max(len(members) - 1, 0)
+    n_side = max(sum(1 for k in {(b.incoming, b.outer) for b in bounds} if k[0]),
+                 sum(1 for k in {(b.incoming, b.outer) for b in bounds} if not k[0]), 0)
+    total = max(total, n_side * (bh + 1.0))
+    height = o.padding_top + total + o.padding
+    cx = width / 2
+    nodes, box = [], {}
+    # member 0 where the flow starts: bottom for BT, top for TB (LR/RL drawn like TB/BT)
+    upward = rd in (RankDir.BT, RankDir.RL)
+    y = height - o.padding if upward else o.padding_top
+    for c, (rw, rh) in zip(members, member_boxes):
+        cy = y - rh / 2 if upward else y + rh / 2
+        box[c] = place_child(h, c, cx, cy, sizes[c], o, nodes, kind_fn)
+        y = (y - rh - o.series_gap) if upward else (y + rh + o.series_gap)
+    index = {c: i for i, c in enumerate(members)}
+    edges = []
+    lane_x = cx + inner_w / 2 + lane
+    for me in group.metaedges:
+        sb, tb = box[me.src], box[me.dst]
+        if abs(index[me.src] - index[me.dst]) == 1:
+            pts = [[sb[0], sb[1]], [tb[0], tb[1]]]
+        else:
+            pts = [[sb[0], sb[1]], [lane_x, sb[1]], [lane_x, tb[1]], [tb[0], tb[1]]]
+        pts = [list(p) for p in attach_ends(pts, sb, tb)]
+        edges.append(PlacedEdge(h.name_of(me.src), h.name_of(me.dst), pts, me.kind, me.size, me.count,
+                                me.base_edges[0] if me.count == 1 else None))
+    # bridges on the side borders (inputs left, outputs right), near their first member
+    keys, ideal = [], []
+    for be in bounds:
+        key = (be.incoming, be.outer)
+        if key not in keys:
+            keys.append(key)
+            ideal.append(box[be.inner][1])
+    placed_bridges = {}
+    for incoming in (True, False):
+        idx = [i for i, k in enumerate(keys) if k[0] == incoming]
+        ys = spread([ideal[i] for i in idx], bh + 1.0, o.padding_top + bh / 2, height - o.padding - bh / 2)
+        bx = bw / 2 if incoming else width - bw / 2
+        for i, y in zip(idx, ys):
+            name = bridge_name(h, gid, incoming, keys[i][1])
+            nodes.append(PlacedNode(name, NodeKind.BRIDGE, bx, y, bw, bh, of=h.name_of(keys[i][1])))
+            placed_bridges[keys[i]] = (name, (bx, y, bw, bh))
+    for be in bounds:
+        ib = box[be.inner]
+        name, bb = placed_bridges[(be.incoming, be.outer)]
+        pts = [[bb[0], bb[1]], [ib[0], ib[1]]] if be.incoming else [[ib[0], ib[1]], [bb[0], bb[1]]]
+        s_box, t_box = (bb, ib) if be.incoming else (ib, bb)
+        pts = [list(p) for p in attach_ends(pts, s_box, t_box)]
+        count = len(be.base_edges)
+        s, t = (name, h.name_of(be.inner)) if be.incoming else (h.name_of(be.inner), name)
+        edges.append(PlacedEdge(s, t, pts, be.kind, be.size, count, be.base_edges[0] if count == 1 else None))
+    return GroupLayout(width, height, nodes, edges, engine="stack")
