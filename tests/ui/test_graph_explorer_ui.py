@@ -282,9 +282,12 @@ def test_follows_tensorboard_dark_mode(page, explorer):
     assert ds(frame, "theme") == "light"
     page.evaluate("document.body.classList.add('dark-mode')")
     frame.wait_for_function("document.body.dataset.theme === 'dark'")
-    bg = frame.evaluate(
-        "(() => { const c = document.querySelector('[data-canvas]'); return Array.from(c.getContext('2d').getImageData(2, 2, 1, 1).data); })()"
-    )
+    pixel = "Array.from(document.querySelector('[data-canvas]').getContext('2d').getImageData(2, 2, 1, 1).data)"
+    # The canvas repaints on the next animation frame after the theme switch.
+    try:
+        frame.wait_for_function(f"(() => {{ const p = {pixel}; return p[0] + p[1] + p[2] < 200; }})()", timeout=5000)
+    finally:
+        bg = frame.evaluate(f"(() => {pixel})()")
     assert sum(bg[:3]) < 200, bg
     page.evaluate("document.body.classList.remove('dark-mode')")
     frame.wait_for_function("document.body.dataset.theme === 'light'")
