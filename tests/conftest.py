@@ -93,3 +93,26 @@ class RealLogs:
 def real_logs() -> RealLogs:
     """Lazy map kind -> logdir root of real logs; see ``tests/logwriters.py`` for the kinds."""
     return RealLogs(CACHE_ROOT / _source_hash())
+
+
+#: Debian's Chromium, headless, with no background networking (nothing to reach here).
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def launch_chromium(playwright):
+    """Debian's ``/usr/bin/chromium`` through Playwright (never ``playwright install``)."""
+    return playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for the session's browser tests."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = launch_chromium(p)
+        yield b
+        b.close()

@@ -1,7 +1,9 @@
 """A real ``tensorboard`` process on loopback, with whatever plugins are installed (ours included).
 
-Used by the end-to-end tests (HTTP and browser). The process is bound to 127.0.0.1 on a free port
-and stopped (with its data server) when the context exits.
+Used by the end-to-end tests (HTTP and browser) and the benches. The process is bound to
+127.0.0.1 on a free port, is ready once our plugin is enabled (and, with ``min_runs``, once
+``/graphs`` lists that many runs), and is stopped (with its data server) by ``stop()`` or when
+the context exits.
 """
 
 from __future__ import annotations
@@ -28,15 +30,27 @@ def free_port() -> int:
 
 
 class TensorBoardProcess(contextlib.AbstractContextManager):
-    def __init__(self, logdir, load_fast: bool = False, extra_args=(), timeout_s: float = 90):
+    def __init__(self, logdir, load_fast: bool = False, extra_args=(), timeout_s: float = 120,
+                 log_path=None, min_runs: int = 0):
         self.logdir = str(logdir)
         self.load_fast = load_fast
         self.extra_args = list(extra_args)
         self.timeout_s = timeout_s
+        self.min_runs = min_runs
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self._log = tempfile.NamedTemporaryFile(prefix="tensorboard-", suffix=".log", delete=False)
+        if log_path is None:
+            self._log = tempfile.NamedTemporaryFile(prefix="tensorboard-", suffix=".log", delete=False)
+        else:
+            os.makedirs(os.path.dirname(str(log_path)), exist_ok=True)
+            self._log = open(log_path, "wb")
         self.proc = None
+
+    def start(self) -> "TensorBoardProcess":
+        return self.__enter__()
+
+    def stop(self) -> None:
+        self.__exit__(None, None, None)
 
     def __enter__(self):
         cmd = [
@@ -58,13 +72,18 @@ class TensorBoardProcess(contextlib.AbstractContextManager):
                 raise RuntimeError(f"tensorboard exited with {self.proc.returncode}:\n{self.output()}")
             try:
                 listing = self.get_json("/data/plugins_listing")
-                if listing.get("graph_explorer", {}).get("enabled"):
+                if listing.get("graph_explorer", {}).get("enabled") and (
+                    not self.min_runs
+                    or len(self.get_json("/data/plugin/graph_explorer/graphs")["runs"]) >= self.min_runs
+                ):
                     return self
             except (urllib.error.URLError, ConnectionError, OSError, ValueError):
                 pass
             time.sleep(0.3)
         self.__exit__(None, None, None)
-        raise TimeoutError(f"tensorboard did not enable graph_explorer in {self.timeout_s}s:\n{self.output()}")
+        raise TimeoutError(
+            f"tensorboard did not enable graph_explorer (with {self.min_runs} runs) in {self.timeout_s}s:\n{self.output()}"
+        )
 
     def __exit__(self, *exc):
         if self.proc and self.proc.poll() is None:
@@ -74,6 +93,8 @@ class TensorBoardProcess(contextlib.AbstractContextManager):
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
+        if not self._log.closed:
+            self._log.close()
         return False
 
     def output(self) -> str:

@@ -1,6 +1,6 @@
 """XSS in a real browser: load graphs whose names, ops, devices and attrs are payloads; nothing runs.
 
-A real ``tensorboard`` process (``tests.ui.conftest.TensorBoardProcess``) serves the runs
+A real ``tensorboard`` process (``tests.tensorboard_process.TensorBoardProcess``) serves the runs
 ``xss`` (TF-written string Consts and ``_xss`` attrs) and ``xss_names`` (payload node names,
 op names, devices and attrs, written by ``tf.summary.graph``); headless Debian Chromium opens
 the Graph Explorer tab, draws the graph, searches for every payload, opens each hit's info pane,
@@ -18,7 +18,8 @@ import urllib.parse
 import pytest
 
 from tests.hostile.hostile_logs import XSS_PAYLOADS
-from tests.ui.conftest import CHROMIUM_ARGS, REPO, SHOTS, TensorBoardProcess, app_frame, wait_settled
+from tests.tensorboard_process import TensorBoardProcess
+from tests.ui.conftest import REPO, SHOTS, app_frame, wait_settled
 
 pytestmark = pytest.mark.slow
 OURS = "/data/plugin/graph_explorer"
@@ -29,19 +30,10 @@ def server(hostile_logs_root, tmp_path_factory):
     root = tmp_path_factory.mktemp("xss_browser_logdir")
     for kind in ("xss", "xss_names"):
         shutil.copytree(hostile_logs_root / kind / kind, root / kind)
-    tb = TensorBoardProcess(root, REPO / "tests" / "_artifacts" / "tensorboard" / "xss_browser.log", min_runs=2)
+    log = REPO / "tests" / "_artifacts" / "tensorboard" / "xss_browser.log"
+    tb = TensorBoardProcess(root, log_path=log, min_runs=2).start()
     yield tb.url
     tb.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture

@@ -20,7 +20,9 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from tests.ui.conftest import CHROMIUM_ARGS, TensorBoardProcess, app_frame
+from tests.conftest import launch_chromium
+from tests.tensorboard_process import TensorBoardProcess
+from tests.ui.conftest import app_frame
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -135,11 +137,12 @@ def main(argv=None) -> int:
     ap.add_argument("--group")
     ap.add_argument("--skip-stock", action="store_true")
     args = ap.parse_args(argv)
-    tb = TensorBoardProcess(Path(args.logdir), REPO / "bench" / "_out" / "bench_ui_tensorboard.log")
+    tb = TensorBoardProcess(Path(args.logdir), log_path=REPO / "bench" / "_out" / "bench_ui_tensorboard.log",
+                            min_runs=1).start()
     results = []
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            browser = launch_chromium(p)
             ours = bench_ours(browser, tb.url, args.group)
             results.append(ours)
             print(json.dumps(ours), flush=True)
