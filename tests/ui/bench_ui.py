@@ -116,10 +116,13 @@ def bench_stock(browser, url: str, group: str) -> dict:
     page.goto(f"{url}/#graphs")
     page.locator("g.node").first.wait_for(state="attached", timeout=1_800_000)
     first_paint = time.perf_counter() - t0
+    print(json.dumps({"dashboard": "stock Graphs", "first_paint_s": first_paint}), flush=True)
     heap = heap_mb(page)
     node = page.locator(f'g.node[data-name="{group}"]').first
     t1 = time.perf_counter()
-    node.locator(".nodeshape").first.dblclick(timeout=600_000)
+    # The stock fit-to-screen can leave the node outside the viewport, where a real click
+    # cannot land: send the double-click to the node's element as the stock handler expects.
+    node.locator(".nodeshape").first.dispatch_event("dblclick", timeout=600_000)
     page.locator(f'g.node[data-name^="{group}/"]').first.wait_for(state="attached", timeout=1_800_000)
     expand = time.perf_counter() - t1
     visible = page.locator("g.node").count()
