@@ -20,7 +20,6 @@ Post-condition: every handle reaches ``done`` or ``failed``; nothing here blocks
 from __future__ import annotations
 
 import collections
-import itertools
 import logging
 import os
 import pickle
@@ -30,7 +29,7 @@ import threading
 import time
 import uuid
 from concurrent import futures
-from typing import Any, Callable, Hashable, Optional
+from typing import Callable, Hashable, Optional
 
 from tensorboard import errors
 
@@ -175,7 +174,6 @@ class WorkerPool:
         self._result_bytes = 0
         self._result_cache_bytes = result_cache_bytes
         self._readers = futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="graph_read")
-        self._restarts = itertools.count()
         self.restarted = 0
         self._watchdog = threading.Thread(target=self._watch, daemon=True)
         self._closed = False

@@ -1,7 +1,8 @@
 """A thread-safe LRU cache with a byte budget, where concurrent callers of one key share one load.
 
 Post-conditions: ``get_or_load(key, load)`` calls ``load`` at most once at a time per key (a
-second caller waits for the first and gets its value or its exception); entries are evicted
+second caller waits for the first and gets its value; if the first load raised, the waiter
+loads again itself); entries are evicted
 least-recently-used first once the summed ``size_of`` exceeds ``max_bytes`` (an entry larger
 than the whole budget is returned but not kept).
 """

@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 from tensorboard import context as tb_context
 from tensorboard import errors
-from tensorboard.compat.proto import config_pb2, graph_pb2
+from tensorboard.compat.proto import config_pb2
 
 from tb_graph_plugin.api import wire
 from tb_graph_plugin.ingest import run_metadata
-from tb_graph_plugin.ingest.store import GraphStore
 from tests.tb_app import OURS, TbApp
 
 CTX = tb_context.RequestContext()

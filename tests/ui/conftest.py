@@ -10,7 +10,6 @@ Every test saves a screenshot under ``tests/_artifacts/screenshots/<test name>.p
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from pathlib import Path
