@@ -17,6 +17,7 @@ setuptools.setup(
         "werkzeug>=1.0",
         "numpy>=1.21",
         "pygraphviz>=1.11",  # bundles Graphviz; the per-group layout engine (issue 4)
+        "scipy>=1.12",  # the fast layered layout: LP layering (HiGHS), isotonic regression, components
     ],
     extras_require={
         "test": [
