@@ -1,0 +1,206 @@
+"""Hierarchy phase 3b: split wide groups into ordered artificial sub-groups.
+
+A group with thousands of direct children (a Keras optimizer's ``adam`` scope holds 7,700 in
+a 48-layer transformer training step) makes one huge layout and one unreadable picture.
+This phase (ours; the issue's "wide groups", no reference document) cuts the children of
+every group with more than ``max_children`` (``HierarchyOptions.split_max_children`` when
+present, else :data:`DEFAULT_MAX_CHILDREN`) into consecutive runs, **by position** in the
+children order (GraphDef order: in an optimizer, the update ops of one variable sit side by
+side), each run becoming a :class:`SplitNode`:
+
+* the number of runs is ``k = ceil(n / max_children)``; each cut is placed within
+  +-10% of the balanced position (and never making a run longer than ``max_children``)
+  where the fewest local base edges (ends at most 10% of a run apart) jump over it, so
+  the ops of one variable stay together;
+* a SplitNode is a real MetaNode (``h.parent()`` returns it, search reaches into it,
+  the user expands it); ``artificial`` is True, ``split_range`` the 1-based positions
+  of its first and last child in the original children list, its label
+  ``<parent label> [lo-hi]`` (``adam [1-967]``), its name ``<parent>/[lo-hi]`` with
+  ``*`` appended while that name exists (so it never collides with a real name);
+* when ``k`` itself exceeds ``max_children`` the runs are split again (levels nest);
+* a SeriesNode with more than ``max_children`` members is first cut into consecutive
+  sub-series (``Add_[0-999]``, ``Add_[1000-1541]``, flagged ``artificial``) taking its
+  place among its parent's children, so series stay series (stacked members).
+
+Pre-condition: scopes, inferred scopes and op series made; metaedges not yet built (they
+are computed afterwards on the final tree). Block series (a later phase) are not split.
+
+Post-condition: no group has more than ``max_children`` children (block series aside);
+the concatenation of a split group's runs, in order, is its former children list (order
+kept); every main op is still in exactly one ``children`` list, with ``h.op_parent`` and
+``MetaNode.parent`` pointing at its holder; ``h.series_of_op`` names each member's series.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from tb_graph_plugin.hierarchy.model import Hierarchy, MetaNode, SeriesNode
+from tb_graph_plugin.hierarchy.scopes import add_group
+
+__all__ = ["DEFAULT_MAX_CHILDREN", "SplitNode", "is_artificial", "split_wide_groups"]
+
+DEFAULT_MAX_CHILDREN = 1000
+
+
+@dataclasses.dataclass(eq=False)
+class SplitNode(MetaNode):
+    """An artificial group holding a run of a wide group's children (``adam [1-967]``)."""
+
+    split_range: tuple[int, int] = (0, 0)  # 1-based positions in the original children list
+
+    artificial = True
+
+
+def is_artificial(group) -> bool:
+    """True for groups made by this phase (SplitNodes and cut sub-series)."""
+    return bool(getattr(group, "artificial", False))
+
+
+def _max_children(h: Hierarchy) -> int:
+    return max(2, int(getattr(h.options, "split_max_children", DEFAULT_MAX_CHILDREN)))
+
+
+def split_wide_groups(h: Hierarchy, max_children: int | None = None) -> int:
+    """Split every group wider than ``max_children``; return how many groups were made."""
+    limit = max(2, max_children) if max_children is not None else _max_children(h)
+    made = 0
+    for g in list(h.groups):  # snapshot: new groups are never wider than the limit
+        if isinstance(g, SeriesNode) and len(g.children) > limit:
+            made += _cut_series(h, g, limit)
+    for g in list(h.groups):
+        if not isinstance(g, SeriesNode) and len(g.children) > limit:
+            made += _split_group(h, g, limit)
+    return made
+
+
+# ---- series -------------------------------------------------------------------------------
+
+def _cut_series(h: Hierarchy, s: SeriesNode, limit: int) -> int:
+    """Cut ``s`` into consecutive sub-series of <= limit members, in its place."""
+    members, indices = s.children, s.indices
+    k = math.ceil(len(members) / limit)
+    size = math.ceil(len(members) / k)
+    parent = h.groups[s.parent - h.n_ops]
+    base = "" if parent.parent < 0 else parent.name + "/"
+    del h.group_index[s.name]  # the first piece keeps the SeriesNode (and its id), renamed
+    pieces = []
+    n = h.n_ops
+    for start in range(0, len(members), size):
+        part, idx = members[start:start + size], indices[start:start + size]
+        if s.prefix.endswith("[") and s.suffix.startswith("]"):
+            label = f"{s.prefix}{idx[0]}-{idx[-1]}{s.suffix}"  # Layer[0-999]
+        else:
+            label = f"{s.prefix}[{idx[0]}-{idx[-1]}]{s.suffix}"  # Add_[0-999]
+        name = _free_name(h, base + label)
+        if start == 0:
+            piece = s
+            piece.name, piece.label = name, label
+            h.group_index[name] = s.id
+        else:
+            piece = add_group(h, name, label, s.parent, cls=SeriesNode, series_kind=s.series_kind,
+                              prefix=s.prefix, suffix=s.suffix)
+        piece.children, piece.indices = list(part), list(idx)
+        piece.artificial = True
+        for c in part:
+            if c < n:
+                h.op_parent[c] = piece.id
+            else:
+                h.groups[c - n].parent = piece.id
+            h.series_of_op[c] = piece.id
+        pieces.append(piece)
+    at = parent.children.index(s.id)
+    parent.children[at:at + 1] = [p.id for p in pieces]
+    return len(pieces) - 1
+
+
+def _free_name(h: Hierarchy, name: str) -> str:
+    while name in h.group_index or name in h.slim.index:
+        name += "*"
+    return name
+
+
+# ---- wide groups ---------------------------------------------------------------------------
+
+def _jump_counts(h: Hierarchy, g: MetaNode, max_span: int) -> np.ndarray:
+    """``out[p]`` = local base edges (positions of their ends at most ``max_span`` apart)
+    between a child before position p and one at or after it; edges from hubs (which
+    jump over any cut near them alike) are not counted."""
+    children = g.children
+    n = h.n_ops
+    pos = np.full(n, -1, dtype=np.int64)
+    for i, c in enumerate(children):
+        if c < n:
+            pos[c] = i
+        else:
+            pos[np.fromiter(h.leaf_ops(c), dtype=np.int64)] = i
+    owner = np.asarray(h.slim.owner, dtype=np.int64)
+    emb = owner >= 0
+    pos[emb] = pos[owner[emb]]  # embedding ops sit beside their owner
+    src = pos[np.asarray(h.slim.edge_src, dtype=np.int64)]
+    dst = pos[np.asarray(h.slim.edge_dst, dtype=np.int64)]
+    keep = (src >= 0) & (dst >= 0) & (src != dst) & (np.abs(src - dst) <= max_span)
+    a = np.minimum(src[keep], dst[keep])
+    b = np.maximum(src[keep], dst[keep])
+    diff = np.zeros(len(children) + 2, dtype=np.int64)
+    np.add.at(diff, a + 1, 1)
+    np.add.at(diff, b + 1, -1)
+    return np.cumsum(diff)[: len(children) + 1]
+
+
+def _cuts(jumps: np.ndarray, total: int, limit: int) -> list[int]:
+    """Cut positions (exclusive ends of runs), each run 1..limit long, near balanced."""
+    k = math.ceil(total / limit)
+    size = math.ceil(total / k)
+    slack = max(1, size // 10)
+    cuts, prev = [], 0
+    for remaining in range(k, 1, -1):  # runs left including this one
+        lo = max(prev + 1, prev + size - slack, total - limit * (remaining - 1))
+        hi = min(prev + limit, prev + size + slack, total - (remaining - 1))
+        if hi < lo:
+            hi = lo
+        window = jumps[lo:hi + 1]
+        best = np.flatnonzero(window == window.min())
+        target = prev + size - lo
+        p = lo + int(best[np.argmin(np.abs(best - target))])
+        cuts.append(p)
+        prev = p
+    cuts.append(total)
+    return cuts
+
+
+def _split_group(h: Hierarchy, g: MetaNode, limit: int) -> int:
+    made = 0
+    n = h.n_ops
+    ranges = None  # original positions of the current children (after a first level)
+    while len(g.children) > limit:
+        children = g.children
+        if ranges is None:
+            ranges = [(i + 1, i + 1) for i in range(len(children))]
+        span = max(2, math.ceil(len(children) / math.ceil(len(children) / limit)) // 10)
+        cuts = _cuts(_jump_counts(h, g, span), len(children), limit)
+        new_children, new_ranges, prev = [], [], 0
+        base = "" if g.parent < 0 else g.name + "/"
+        stem = "" if g.parent < 0 else g.label + " "
+        for p in cuts:
+            run = children[prev:p]
+            rng = (ranges[prev][0], ranges[p - 1][1])
+            label = f"{stem}[{rng[0]}-{rng[1]}]"
+            sub = add_group(h, _free_name(h, f"{base}[{rng[0]}-{rng[1]}]"), label, g.id, cls=SplitNode,
+                            split_range=rng)
+            sub.children = list(run)
+            for c in run:
+                if c < n:
+                    h.op_parent[c] = sub.id
+                else:
+                    h.groups[c - n].parent = sub.id
+            new_children.append(sub.id)
+            new_ranges.append(rng)
+            made += 1
+            prev = p
+        g.children = new_children
+        ranges = new_ranges
+    return made
