@@ -142,6 +142,9 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_co
     e_src, e_dst, e_kind, e_out, e_size = (slim.edge_src, slim.edge_dst, slim.edge_kind,
                                            slim.edge_output, slim.edge_size)
     emb_edges = slim.embedding_edges
+    # (main op * n + embedding) pairs already listed: a NoOp fed by thousands of variable
+    # reads would make a list-membership test quadratic.
+    listed: set[int] = set()
     for s, d, k, o in zip(src_col, dst_col, kind_col, out_col):
         rs, rd = roles[s], roles[d]
         if rs == MAIN and rd == MAIN:
@@ -149,14 +152,17 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_co
         else:
             emb_edges.append((s, d, k, o))
             if rs == IN_EMBEDDING:
-                lst = in_emb.setdefault(d if rd == MAIN else owner[d], [])
-                if s not in lst:
-                    lst.append(s)
+                m = d if rd == MAIN else owner[d]
+                key = m * n + s
+                if key not in listed:
+                    listed.add(key)
+                    in_emb.setdefault(m, []).append(s)
                 continue
             if rd == OUT_EMBEDDING and rs == MAIN and owner[d] == s:
-                lst = out_emb.setdefault(s, [])
-                if d not in lst:
-                    lst.append(d)
+                key = s * n + d
+                if key not in listed:
+                    listed.add(key)
+                    out_emb.setdefault(s, []).append(d)
                 continue
             if rs == OUT_EMBEDDING and rd != MAIN:
                 continue
@@ -176,11 +182,10 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_co
     # Every embedding is listed beside at least its owner.
     for i in range(n):
         r = roles[i]
-        if r == IN_EMBEDDING:
-            lst = in_emb.setdefault(owner[i], [])
-            if i not in lst:
-                lst.append(i)
-        elif r == OUT_EMBEDDING:
-            lst = out_emb.setdefault(owner[i], [])
-            if i not in lst:
-                lst.append(i)
+        if r == MAIN:
+            continue
+        m = owner[i]
+        key = m * n + i
+        if key not in listed:
+            listed.add(key)
+            (in_emb if r == IN_EMBEDDING else out_emb).setdefault(m, []).append(i)
