@@ -139,6 +139,7 @@ class SceneNode:
     tpu_compatible: Optional[bool] = None
     extracted: bool = False  # drawn in a side column (auxiliary node)
     of: Optional[str] = None  # for embeddings, bridges, stubs: the node they stand beside / for
+    artificial: bool = False  # a group made by splitting a wide group (``adam [1-1000]``), not a scope
 
 
 @dataclasses.dataclass
@@ -150,6 +151,7 @@ class SceneEdge:
     width: float  # stroke width in px, from summed tensor size
     label: Optional[str] = None  # shape label, e.g. "?×128", "3 tensors"
     count: int = 1  # number of base edges bundled
+    reversed: bool = False  # drawn against the rank direction: a back edge of a cycle
 
 
 @dataclasses.dataclass
@@ -177,6 +179,7 @@ class SceneDelta:
     edges: list[SceneEdge]  # the full edge list (cheap), replacing the client's
     width: float
     height: float
+    stats: dict[str, Any] = dataclasses.field(default_factory=dict)  # like Scene.stats
     version: int = WIRE_VERSION
 
 
@@ -213,12 +216,17 @@ class SearchHit:
     name: str
     op: Optional[str]
     kind: NodeKind
+    # groups holding the node, outermost first, root excluded: expand these to show it
+    ancestors: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
 class UploadAnswer:
     graph: GraphRef
     ops: int
+    # What was wrong but did not stop the upload (an event file's skipped records, ...).
+    warnings: list[str] = dataclasses.field(default_factory=list)
+    source: str = "graph file"  # what was opened: "graph file", "run graph (step 0)", ...
     version: int = WIRE_VERSION
 
 

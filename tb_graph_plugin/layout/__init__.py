@@ -19,6 +19,7 @@ import time
 
 from tb_graph_plugin.layout import memo
 from tb_graph_plugin.layout.crossings import count_result_crossings
+from tb_graph_plugin.layout.geometry import against_rank
 from tb_graph_plugin.layout.model import (
     Engine,
     LayoutEdge,
@@ -45,6 +46,7 @@ def layout(graph: LayoutGraph, options: LayoutOptions = LayoutOptions()) -> Layo
     """Lay out ``graph`` (never mutated) with ``options.engine``."""
     t = time.perf_counter()
     result = memo.memoized(graph, options, lambda: options.engine.create().run(graph, options))
+    result.reversed = against_rank(graph.edges, result.positions, options.rankdir)
     result.timings["total"] = time.perf_counter() - t
     if options.count_crossings:
         result.crossings = count_result_crossings(result, options.rankdir)

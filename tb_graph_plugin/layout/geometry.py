@@ -11,7 +11,7 @@ import math
 
 from tb_graph_plugin.layout.model import Point
 
-__all__ = ["clip_to_border", "self_loop", "attach_ends", "finish"]
+__all__ = ["clip_to_border", "self_loop", "attach_ends", "finish", "against_rank"]
 
 
 def clip_to_border(cx: float, cy: float, w: float, h: float, tx: float, ty: float) -> Point:
@@ -79,3 +79,15 @@ def finish(positions: dict, sizes: dict, edge_points: list[list[Point]]):
     for i, pts in enumerate(edge_points):
         edge_points[i] = [[x - mx, y - my] for x, y in pts]
     return max(xs1) - mx, max(ys1) - my
+
+
+def against_rank(edges, positions, rankdir) -> list[bool]:
+    """Per edge: does its target's centre lie strictly behind its source's along the rank
+    direction (below it for rankdir BT)? These are the edges a layered layout turned round
+    to break cycles; self-loops and same-rank edges are not."""
+    axis, sign = {"BT": (1, -1.0), "TB": (1, 1.0), "LR": (0, 1.0), "RL": (0, -1.0)}[getattr(rankdir, "value", rankdir)]
+    out = []
+    for e in edges:
+        s, t = positions[e.source][axis], positions[e.target][axis]
+        out.append((t - s) * sign < -1e-6)
+    return out

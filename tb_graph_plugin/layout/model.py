@@ -137,4 +137,7 @@ class LayoutResult:
     height: float
     engine_used: Engine
     crossings: Optional[int] = None
+    # parallel to LayoutGraph.edges: True when the target lies behind the source along the
+    # rank direction (a back edge of a cycle, reversed by cycle removal or drawn so by dot)
+    reversed: list[bool] = dataclasses.field(default_factory=list)
     timings: dict[str, float] = dataclasses.field(default_factory=dict)  # seconds per phase

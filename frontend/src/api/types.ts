@@ -59,6 +59,7 @@ export interface SceneNode {
   tpu_compatible: boolean | null;
   extracted: boolean;
   of: string | null;
+  artificial: boolean; // a group made by splitting a wide group ("adam [1-1000]"), not a scope
 }
 
 export interface SceneEdge {
@@ -69,6 +70,7 @@ export interface SceneEdge {
   width: number;
   label: string | null;
   count: number;
+  reversed: boolean; // drawn against the rank direction: a back edge of a cycle
 }
 
 export interface Scene {
@@ -90,6 +92,7 @@ export interface SceneDelta {
   edges: SceneEdge[];
   width: number;
   height: number;
+  stats: Record<string, unknown>;
   version: number;
 }
 
@@ -135,6 +138,7 @@ export interface SearchHit {
   name: string;
   op: string | null;
   kind: NodeKind;
+  ancestors: string[]; // groups holding it, outermost first, root excluded
 }
 
 export interface SearchAnswer {
@@ -145,6 +149,8 @@ export interface SearchAnswer {
 export interface UploadAnswer {
   graph: GraphRef;
   ops: number;
+  warnings: string[];
+  source: string;
   version: number;
 }
 

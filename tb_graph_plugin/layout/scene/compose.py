@@ -21,6 +21,7 @@ import weakref
 from typing import Iterable, Optional
 
 from tb_graph_plugin.api import wire
+from tb_graph_plugin.hierarchy.split import is_artificial
 from tb_graph_plugin.layout.scene.group import GroupLayout, layout_group
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.sizes import edge_width, meta_size, shape_label
@@ -145,6 +146,7 @@ def _scene_node(h, p, x, y, parent: Optional[str], expanded: bool) -> wire.Scene
         node.xla_cluster = _top(g.xla_histogram)
         node.compute_time_us = g.compute_time_us
         node.memory_bytes = g.memory_bytes
+        node.artificial = is_artificial(g)
     return node
 
 
@@ -178,7 +180,7 @@ def build_scene(h, graph_ref: wire.GraphRef, expanded: Iterable[str] = (), optio
             edges.append(wire.SceneEdge(
                 source=e.source, target=e.target, points=[[x + ox, y + oy] for x, y in e.points],
                 kind=wire.EdgeKind(e.kind), width=edge_width(e.size, options),
-                label=shape_label(e.count, shape), count=e.count))
+                label=shape_label(e.count, shape), count=e.count, reversed=e.reversed))
     ordered = sorted(visible - {root}, key=lambda g: h.name_of(g))
     stats = {
         "ops": h.root.cardinality,

@@ -175,7 +175,7 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
                                 label=arrow + label_of(other)))
         box[key] = (sx + x0, sy + y0, sw, sh)
     edges = []
-    for (s, t, kind, size, count, base), pts in zip(edge_meta, res.edge_points):
+    for (s, t, kind, size, count, base), pts, back in zip(edge_meta, res.edge_points, res.reversed):
         pts = [[x + x0, y + y0] for x, y in pts]
         sb, tb = box[s], box[t]
         if isinstance(s, tuple) and s[0] == "bridge":  # bridges moved onto the border
@@ -183,6 +183,6 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
         if isinstance(t, tuple) and t[0] == "bridge":
             pts = pts[:-1] + [[tb[0], tb[1]]]
         pts = [list(p) for p in attach_ends(pts, sb, tb)]
-        edges.append(PlacedEdge(name_of(s), name_of(t), pts, kind, size, count, base))
+        edges.append(PlacedEdge(name_of(s), name_of(t), pts, kind, size, count, base, reversed=back))
     return GroupLayout(width, height, nodes, edges, engine=res.engine_used.value,
                        seconds=res.timings.get("total", 0.0))

@@ -40,6 +40,7 @@ class PlacedEdge:
     size: int
     count: int
     base_edge: Optional[int] = None  # the base edge when count == 1 (shape label)
+    reversed: bool = False  # drawn against the rank direction (a cycle's back edge)
 
 
 @dataclasses.dataclass

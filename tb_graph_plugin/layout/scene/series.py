@@ -69,7 +69,8 @@ def layout_series(h, gid, sizes, o: SceneOptions) -> GroupLayout:
             pts = [[sb[0], sb[1]], [lane_x, sb[1]], [lane_x, tb[1]], [tb[0], tb[1]]]
         pts = [list(p) for p in attach_ends(pts, sb, tb)]
         edges.append(PlacedEdge(h.name_of(me.src), h.name_of(me.dst), pts, me.kind, me.size, me.count,
-                                me.base_edges[0] if me.count == 1 else None))
+                                me.base_edges[0] if me.count == 1 else None,
+                                reversed=index[me.src] > index[me.dst]))  # against the stack's flow
     # bridges on the side borders (inputs left, outputs right), near their first member
     keys, ideal = [], []
     for be in bounds:
