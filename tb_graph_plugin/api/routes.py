@@ -60,6 +60,7 @@ class Routes:
             "/graphs": self.graphs_route,
             "/upload": self.upload_route,
             "/scene": self.scene_route,
+            "/scene_delta": self.scene_delta_route,
             "/job": self.job_route,
             "/node": self.node_route,
             "/search": self.search_route,
@@ -131,6 +132,19 @@ class Routes:
             raise errors.InvalidArgumentError(f"query parameter `extract` must be on or off, got {extract!r}")
         args = {"graph": wire.to_plain(ref), "expanded": sorted(set(expanded)), "extract": extract == "on"}
         return self._run(request, ref, "scene", args)
+
+    @wrappers.Request.application
+    @_json_errors
+    def scene_delta_route(self, request):
+        ref = params.graph_ref(request.args)
+        old = params.string_list(request.args, "from")
+        expanded = params.string_list(request.args, "expanded")
+        extract = request.args.get("extract", "on")
+        if extract not in ("on", "off"):
+            raise errors.InvalidArgumentError(f"query parameter `extract` must be on or off, got {extract!r}")
+        args = {"graph": wire.to_plain(ref), "from": sorted(set(old)), "expanded": sorted(set(expanded)),
+                "extract": extract == "on"}
+        return self._run(request, ref, "scene_delta", args)
 
     @wrappers.Request.application
     @_json_errors

@@ -106,7 +106,8 @@ def search_task(state: GraphState, args: dict, progress: Progress) -> str:
             if g.name != h.root.name and pattern.search(g.name):
                 total += 1
                 if len(hits) < MAX_SEARCH_HITS:
-                    hits.append(wire.SearchHit(name=g.name, op=None, kind=wire.NodeKind(g.kind)))
+                    hits.append(wire.SearchHit(name=g.name, op=None, kind=wire.NodeKind(g.kind),
+                                               ancestors=_ancestor_names(h, g.name)))
     for i, name in enumerate(slim.names):
         node_op = slim.ops[i]
         if op is not None and op not in node_op.lower():
@@ -114,12 +115,43 @@ def search_task(state: GraphState, args: dict, progress: Progress) -> str:
         if pattern.search(name):
             total += 1
             if len(hits) < MAX_SEARCH_HITS:
-                hits.append(wire.SearchHit(name=name, op=node_op, kind=wire.NodeKind(h.kind(i))))
+                hits.append(wire.SearchHit(name=name, op=node_op, kind=wire.NodeKind(h.kind(i)),
+                                           ancestors=_ancestor_names(h, i)))
     return wire.to_json({"hits": hits, "total": total, "version": wire.WIRE_VERSION})
+
+
+def _ancestor_names(h, ref) -> list[str]:
+    """Names of the groups holding ``ref``, outermost first, without the root: what a client
+    expands to show it (names can lie about this: inferred scopes, wide-group splits)."""
+    return [h.name_of(g) for g in reversed(h.ancestors(ref)[:-1])]  # [-1] is the root
+
+
+def scene_delta_task(state: GraphState, args: dict, progress: Progress) -> str:
+    """Expand/collapse: the nodes that changed from expansion state ``from`` to ``expanded``."""
+    from tb_graph_plugin.layout.scene import SceneOptions, scene_delta
+
+    progress("layout", 0.7)
+    h = state.hierarchy
+    ref = wire.GraphRef(**dict(args["graph"], kind=wire.GraphKind(args["graph"]["kind"])))
+    for key in ("from", "expanded"):
+        missing = [g for g in args[key] if not h.has(g) or not h.is_group(g)]
+        if missing:
+            raise errors.InvalidArgumentError(f"`{key}` names {missing[0]!r}: no such group in this graph")
+    options = SceneOptions(extract=args.get("extract", True))
+    delta = scene_delta(h, ref, args["from"], args["expanded"], options=options, cache=state.layout_cache)
+    slim = state.slim
+    delta.stats.update({  # the same graph report as /scene
+        "dangling_inputs": len(slim.dangling),
+        "dangling_examples": [f"{slim.names[d.node]} <- {d.input}" for d in slim.dangling[:5]],
+        "duplicate_names": slim.duplicate_names[:20],
+        "unmatched_step_stats": state.unmatched_stats,
+    })
+    return wire.to_json(delta)
 
 
 TASKS: dict[str, Callable[[GraphState, dict, Progress], str]] = {
     "scene": scene_task,
+    "scene_delta": scene_delta_task,
     "node": node_task,
     "search": search_task,
 }

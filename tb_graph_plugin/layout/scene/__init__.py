@@ -12,6 +12,9 @@ Pipeline for one ``build_scene`` call (:mod:`~tb_graph_plugin.layout.scene.compo
                                      their op, series members stacked
 3. ``compose.build_scene``         place each group into its parent, absolute coordinates
 
+Expand/collapse: ``delta.scene_delta`` builds the old and new scenes from the same cache and
+returns only the nodes that changed (``delta.apply_delta`` is what a client does with it).
+
 Example::
 
     scene = build_scene(hierarchy, wire.GraphRef("run", "tag", wire.GraphKind.OP),
@@ -19,6 +22,8 @@ Example::
 """
 
 from tb_graph_plugin.layout.scene.compose import LayoutCache, build_scene, cache_for, visible_expanded
+from tb_graph_plugin.layout.scene.delta import apply_delta, diff_scenes, scene_delta
 from tb_graph_plugin.layout.scene.options import SceneOptions
 
-__all__ = ["build_scene", "SceneOptions", "LayoutCache", "cache_for", "visible_expanded"]
+__all__ = ["build_scene", "SceneOptions", "LayoutCache", "cache_for", "visible_expanded", "scene_delta",
+           "diff_scenes", "apply_delta"]
