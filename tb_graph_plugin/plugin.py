@@ -7,7 +7,7 @@ from tensorboard.plugins import base_plugin
 from tb_graph_plugin import metadata
 from tb_graph_plugin.api.routes import Routes
 from tb_graph_plugin.api.workers import DEFAULT_JOB_TIMEOUT_S, DEFAULT_WORKERS, WorkerPool
-from tb_graph_plugin.ingest.store import DEFAULT_CACHE_BYTES, DEFAULT_UPLOAD_LIMIT_BYTES, GraphStore
+from tb_graph_plugin.ingest.store import DEFAULT_CACHE_BYTES, DEFAULT_MAX_OPS, DEFAULT_UPLOAD_LIMIT_BYTES, GraphStore
 
 __all__ = ["GraphExplorerPlugin", "GraphExplorerLoader"]
 
@@ -22,9 +22,10 @@ class GraphExplorerPlugin(base_plugin.TBPlugin):
         cache_bytes=DEFAULT_CACHE_BYTES,
         workers=DEFAULT_WORKERS,
         job_timeout_s=DEFAULT_JOB_TIMEOUT_S,
+        max_ops=DEFAULT_MAX_OPS,
     ):
         self._provider = context.data_provider
-        self._store = GraphStore(self._provider, cache_bytes, upload_limit_bytes)
+        self._store = GraphStore(self._provider, cache_bytes, upload_limit_bytes, max_ops)
         # Worker processes start on the first graph request, not at TensorBoard start.
         self.pool = WorkerPool(n_workers=workers, job_timeout_s=job_timeout_s)
         self._routes = Routes(self._store, self._provider, self.pool)
@@ -77,6 +78,12 @@ class GraphExplorerLoader(base_plugin.TBLoader):
             default=DEFAULT_JOB_TIMEOUT_S,
             help="Graph Explorer: a layout job running longer is stopped with an error (default %(default)s).",
         )
+        group.add_argument(
+            "--graph_explorer_max_ops",
+            type=int,
+            default=DEFAULT_MAX_OPS,
+            help="Graph Explorer: graphs with more ops are refused with their op count (default %(default)s).",
+        )
 
     def fix_flags(self, flags):
         if getattr(flags, "graph_explorer_upload_limit_mb", 1) <= 0:
@@ -85,6 +92,8 @@ class GraphExplorerLoader(base_plugin.TBLoader):
             raise ValueError("--graph_explorer_cache_mb must be positive")
         if getattr(flags, "graph_explorer_workers", 1) <= 0:
             raise ValueError("--graph_explorer_workers must be positive")
+        if getattr(flags, "graph_explorer_max_ops", 1) <= 0:
+            raise ValueError("--graph_explorer_max_ops must be positive")
 
     def load(self, context):
         flags = context.flags
@@ -96,4 +105,5 @@ class GraphExplorerLoader(base_plugin.TBLoader):
             cache_bytes=cache_mb << 20,
             workers=getattr(flags, "graph_explorer_workers", None) or DEFAULT_WORKERS,
             job_timeout_s=getattr(flags, "graph_explorer_job_timeout_s", None) or DEFAULT_JOB_TIMEOUT_S,
+            max_ops=getattr(flags, "graph_explorer_max_ops", None) or DEFAULT_MAX_OPS,
         )

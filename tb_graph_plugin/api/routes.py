@@ -185,8 +185,10 @@ class Routes:
 
     def _graph_payload(self, ctx, eid, ref: wire.GraphRef, hierarchy_options) -> dict:
         """What a worker needs to build the graph: serialized protos, read on a pool thread."""
+        graph = self._store.graph_def(ctx, eid, ref)
+        self._store.check_op_limit(graph, f"graph {ref.kind.value} of run {ref.run!r} tag {ref.tag!r}")
         payload = {
-            "graph": self._store.graph_def(ctx, eid, ref).SerializeToString(),
+            "graph": graph.SerializeToString(),
             "hierarchy_options": hierarchy_options,
         }
         if ref.kind == wire.GraphKind.PROFILE and ref.run != metadata.UPLOAD_RUN:

@@ -12,7 +12,8 @@ conceptual     ``graph_keras_model``                        ``keras_model.keras_
 profile        stats: ``graph_tagged_run_metadata``,         ``run_metadata.parse_run_metadata``;
                ``graph_run_metadata``; graph: the tag's op  graph as for ``op``
                graph if it has one, else the run graph
-upload         the in-memory upload store                    ``parse.parse_graph_file``
+upload         the in-memory upload store                    ``parse.parse_graph_file``, or
+                                                            ``event_file.graph_from_event_file``
 =============  ===========================================  ======================================
 
 Post-condition: a second request for the same (experiment, run, tag, kind, step) does no
@@ -31,17 +32,37 @@ from tensorboard.compat.proto import graph_pb2
 
 from tb_graph_plugin import metadata
 from tb_graph_plugin.api import wire
-from tb_graph_plugin.ingest import blobs, keras_model, parse, run_metadata
+from tb_graph_plugin.ingest import blobs, event_file, keras_model, parse, run_metadata
 from tb_graph_plugin.ingest.cache import LruCache
 
-__all__ = ["GraphStore", "DEFAULT_CACHE_BYTES", "DEFAULT_UPLOAD_LIMIT_BYTES"]
+__all__ = ["GraphStore", "GraphTooLargeError", "count_ops", "DEFAULT_CACHE_BYTES", "DEFAULT_UPLOAD_LIMIT_BYTES", "DEFAULT_MAX_OPS"]
 
 DEFAULT_CACHE_BYTES = 2 << 30
 DEFAULT_UPLOAD_LIMIT_BYTES = 256 << 20
+DEFAULT_MAX_OPS = 1_000_000
 MAX_UPLOADS = 32  # uploads kept in memory, oldest dropped first
 
 _OP_GRAPH_NAMES = (metadata.RUN_METADATA, metadata.RUN_METADATA_WITH_GRAPH)
 _PROFILE_NAMES = (metadata.TAGGED_RUN_METADATA, metadata.RUN_METADATA)
+
+
+class GraphTooLargeError(errors.PublicError):
+    """A graph with more ops than the server's ``--graph_explorer_max_ops`` (HTTP 413)."""
+
+    error_code = "graph_too_large"
+    http_code = 413
+
+    def __init__(self, what: str, ops: int, limit: int):
+        super().__init__(
+            f"{what} has {ops:,} ops, more than this server's limit of {limit:,} "
+            "(TensorBoard flag --graph_explorer_max_ops); the stock-compatible /graph route still "
+            "serves its GraphDef"
+        )
+
+
+def count_ops(graph: graph_pb2.GraphDef) -> int:
+    """Ops of the graph and of its function library (the nodes the SlimGraph will hold)."""
+    return len(graph.node) + sum(len(f.node_def) for f in graph.library.function)
 
 
 def _describe(run: str, tag: str, step: Optional[int]) -> str:
@@ -57,12 +78,14 @@ class GraphStore:
         data_provider,
         max_cache_bytes: int = DEFAULT_CACHE_BYTES,
         upload_limit_bytes: int = DEFAULT_UPLOAD_LIMIT_BYTES,
+        max_ops: int = DEFAULT_MAX_OPS,
     ):
         self._provider = data_provider
         self._cache = LruCache(max_cache_bytes, size_of=lambda value: value.ByteSize())
         self._uploads: "collections.OrderedDict[str, graph_pb2.GraphDef]" = collections.OrderedDict()
         self._uploads_lock = threading.Lock()
         self.upload_limit_bytes = upload_limit_bytes
+        self.max_ops = max_ops
 
     @property
     def cache(self) -> LruCache:
@@ -122,23 +145,39 @@ class GraphStore:
                 f"the run has no run graph and the tag no op graph"
             ) from None
 
+    def check_op_limit(self, graph: graph_pb2.GraphDef, what: str) -> None:
+        """Raise ``GraphTooLargeError`` when ``graph`` has more ops than ``max_ops``."""
+        ops = count_ops(graph)
+        if ops > self.max_ops:
+            raise GraphTooLargeError(what, ops, self.max_ops)
+
     # -- uploads --------------------------------------------------------------------------
 
     def add_upload(self, blob: bytes, filename: str = "upload") -> wire.UploadAnswer:
-        """Parse an uploaded .pb/.pbtxt GraphDef and keep it under a content-derived id."""
+        """Parse an uploaded .pb/.pbtxt GraphDef or event file; keep it under a content-derived id.
+
+        An event file (``*tfevents*``) is read record by record: corrupt records are skipped and
+        listed in the answer's ``warnings`` (see ``event_file``).
+        """
         if len(blob) > self.upload_limit_bytes:
             raise errors.InvalidArgumentError(
                 f"upload of {len(blob)} bytes exceeds the limit of {self.upload_limit_bytes} "
                 "bytes (flag --graph_explorer_upload_limit_mb)"
             )
-        graph = parse.parse_graph_file(blob, f"uploaded file {filename!r}")
+        warnings, source = [], "graph file"
+        if event_file.looks_like_event_file(blob, filename):
+            found = event_file.graph_from_event_file(blob, filename)
+            graph, warnings, source = found.graph, found.warnings, found.source
+        else:
+            graph = parse.parse_graph_file(blob, f"uploaded file {filename!r}")
+        self.check_op_limit(graph, f"uploaded file {filename!r}")
         upload_id = hashlib.sha256(blob).hexdigest()[:16]
         with self._uploads_lock:
             self._uploads[upload_id] = graph
             while len(self._uploads) > MAX_UPLOADS:
                 self._uploads.popitem(last=False)
         ref = wire.GraphRef(run=metadata.UPLOAD_RUN, tag=upload_id, kind=wire.GraphKind.OP)
-        return wire.UploadAnswer(graph=ref, ops=len(graph.node))
+        return wire.UploadAnswer(graph=ref, ops=len(graph.node), warnings=warnings, source=source)
 
     def _upload(self, upload_id: str) -> graph_pb2.GraphDef:
         with self._uploads_lock:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import shutil
 import subprocess
 import sys
+import struct
 import tempfile
 from pathlib import Path
 
@@ -60,3 +62,44 @@ def app_factory():
     yield make
     for app in apps:
         app.ours.pool.close()
+
+
+def _record_offsets(data: bytes) -> list[int]:
+    """Offsets of the TFRecord frames (u64 length, u32 crc, data, u32 crc) of an event file."""
+    offsets, off = [], 0
+    while off + 12 <= len(data):
+        offsets.append(off)
+        (n,) = struct.unpack("<Q", data[off:off + 8])
+        off += 12 + n + 4
+    return offsets
+
+
+@pytest.fixture(scope="session")
+def broken_logdir(real_logs, tmp_path_factory):
+    """Copies of the real tf1_graph run (records: file_version, graph step 0, meta graph,
+    tagged run metadata ``step1``, summaries, graph step 5) with bytes cut or flipped."""
+    src_run = real_logs.get("tf1_graph") / "tf1_graph"
+    (event_file,) = list(src_run.glob("events.out.tfevents.*"))
+    data = event_file.read_bytes()
+    offsets = _record_offsets(data)
+    assert len(offsets) == 6
+    graph0, rm, graph5 = offsets[1], offsets[3], offsets[5]
+    root = tmp_path_factory.mktemp("broken_logs")
+
+    def write(run: str, content: bytes, name: str = event_file.name):
+        (root / run).mkdir()
+        (root / run / name).write_bytes(content)
+
+    def flipped(at: int) -> bytes:
+        b = bytearray(data)
+        b[at] ^= 0xFF
+        return bytes(b)
+
+    shutil.copytree(src_run, root / "good")
+    write("truncated", data[: graph5 + 12 + 500])  # crashed job: the last record is cut
+    write("crc_run_metadata", flipped(rm + 12 + 100))  # data CRC mismatch in the profile record
+    write("crc_graph", flipped(graph0 + 12 + 100))  # data CRC mismatch in the first graph
+    write("bad_length", flipped(rm + 2))  # the length field of the profile record
+    write("garbage", random.Random(1).randbytes(5000), "events.out.tfevents.1.garbage")
+    write("empty", b"", "events.out.tfevents.2.empty")
+    return root

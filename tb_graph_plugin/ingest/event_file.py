@@ -1,0 +1,194 @@
+"""An uploaded event file (``events.out.tfevents.*``) -> its graph, skipping broken records.
+
+TensorBoard's readers (the Python multiplexer and the Rust data server) stop reading an event
+file at its first corrupt record: everything written after it is silently missing from every
+dashboard. For a file the user uploads we read the TFRecord framing ourselves
+(``tensorflow/core/lib/io/record_reader.cc``: ``uint64 length, uint32 masked_crc32c(length),
+data[length], uint32 masked_crc32c(data)``), keep every intact record, and say which bytes were
+skipped and why.
+
+Pre-condition: ``blob`` is the whole file.
+Post-conditions of ``read_records``: every returned record passed both checksums; every byte
+not in a returned record is accounted for by exactly one ``problems`` entry (bad length
+checksum and the bytes skipped to the next valid header, bad data checksum, truncated tail).
+``graph_from_event_file`` returns the file's last run graph, else its last trace (function graphs
+merged), else its Keras model, with the record problems (and the other kinds of graph the file
+holds, when there are) as warnings;
+or raises ``errors.InvalidArgumentError`` saying why no graph could be read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+
+import numpy as np
+from google.protobuf import message
+from tensorboard import errors
+from tensorboard.compat.proto import event_pb2, graph_pb2
+
+from tb_graph_plugin import metadata
+from tb_graph_plugin.ingest import keras_model, parse, run_metadata
+from tb_graph_plugin.ingest.crc32c import _MASK_DELTA, _TABLE_NP, masked_crc32c
+
+__all__ = ["looks_like_event_file", "read_records", "graph_from_event_file", "EventFileGraph"]
+
+_HEADER = struct.Struct("<QI")
+_FOOTER = struct.Struct("<I")
+_FRAME = _HEADER.size + _FOOTER.size  # 16 bytes around each record's data
+_SCAN_WINDOW = 1 << 20  # candidate header offsets checked per numpy step
+_OP_GRAPH_NAMES = (metadata.RUN_METADATA_WITH_GRAPH, metadata.RUN_METADATA)
+
+
+@dataclasses.dataclass
+class EventFileGraph:
+    graph: graph_pb2.GraphDef
+    source: str  # which record the graph came from, e.g. "trace 'train' step 3"
+    warnings: list[str]
+
+
+def looks_like_event_file(blob: bytes, filename: str = "") -> bool:
+    """True for TFRecord framing whose first record is an Event with ``file_version``."""
+    if "tfevents" in filename:
+        return True
+    if len(blob) < _FRAME:
+        return False
+    length, length_crc = _HEADER.unpack_from(blob, 0)
+    if masked_crc32c(blob[:8]) != length_crc or length > len(blob) - _FRAME:
+        return False
+    try:
+        event = event_pb2.Event.FromString(blob[12:12 + length])
+    except message.DecodeError:
+        return False
+    return event.file_version.startswith("brain.Event:")
+
+
+def _next_header(blob: bytes, start: int) -> int:
+    """Offset of the first valid record header at or after ``start``; ``len(blob)`` if none.
+
+    Vectorized over windows of candidate offsets: a header is valid when its length fits in the
+    rest of the file and its length checksum matches.
+    """
+    n = len(blob)
+    data = np.frombuffer(blob, dtype=np.uint8)
+    if n - start < _FRAME:
+        return n
+    headers = np.lib.stride_tricks.sliding_window_view(data, _HEADER.size)
+    last = n - _FRAME  # the last offset where an empty record could start
+    for lo in range(start, last + 1, _SCAN_WINDOW):
+        window = headers[lo:min(last + 1, lo + _SCAN_WINDOW)]
+        offsets = np.arange(lo, lo + len(window), dtype=np.int64)
+        lengths = window[:, :8].copy().view("<u8").ravel()
+        stored = window[:, 8:].copy().view("<u4").ravel()
+        fits = lengths.astype(np.float64) <= (n - offsets - _FRAME)
+        hits = np.flatnonzero(fits & (_masked_crc32c_8(window[:, :8]) == stored))
+        if len(hits):
+            return int(offsets[hits[0]])
+    return n
+
+
+def _masked_crc32c_8(rows: np.ndarray) -> np.ndarray:
+    """``masked_crc32c`` of each 8-byte row, all rows at once."""
+    register = np.full(len(rows), 0xFFFFFFFF, dtype=np.uint32)
+    for column in range(8):
+        register = _TABLE_NP[(register ^ rows[:, column]) & 0xFF] ^ (register >> 8)
+    crc = register ^ np.uint32(0xFFFFFFFF)
+    return ((crc >> np.uint32(15)) | (crc << np.uint32(17))) + np.uint32(_MASK_DELTA)
+
+
+def read_records(blob: bytes) -> tuple[list[tuple[int, bytes]], list[str]]:
+    """The intact records as ``(offset, data)``, and one message per skipped stretch of bytes."""
+    records, problems = [], []
+    n, offset = len(blob), 0
+    while offset < n:
+        if n - offset < _HEADER.size:
+            problems.append(f"truncated record header at byte {offset}: the last {n - offset} bytes were skipped")
+            break
+        length, length_crc = _HEADER.unpack_from(blob, offset)
+        if masked_crc32c(blob[offset:offset + 8]) != length_crc:
+            resume = _next_header(blob, offset + 1)
+            problems.append(
+                f"corrupt record header at byte {offset} (length checksum mismatch): "
+                f"bytes {offset}..{resume} were skipped"
+            )
+            offset = resume
+            continue
+        end = offset + _HEADER.size + length + _FOOTER.size
+        if end > n:
+            problems.append(
+                f"truncated record at byte {offset}: it declares {length} bytes but the file ends "
+                f"after {n - offset - _HEADER.size}; the record was skipped"
+            )
+            break
+        data = blob[offset + _HEADER.size:end - _FOOTER.size]
+        if masked_crc32c(data) != _FOOTER.unpack_from(blob, end - _FOOTER.size)[0]:
+            problems.append(f"corrupt record at byte {offset} ({length} bytes, data checksum mismatch) was skipped")
+        else:
+            records.append((offset, data))
+        offset = end
+    return records, problems
+
+
+def _summary_blobs(event: event_pb2.Event):
+    for value in event.summary.value:
+        plugin = value.metadata.plugin_data.plugin_name
+        if plugin in metadata.DATA_PLUGIN_NAMES and value.tensor.string_val:
+            yield plugin, value.tag, value.tensor.string_val[0]
+
+
+def graph_from_event_file(blob: bytes, filename: str) -> EventFileGraph:
+    """The graph to open from an uploaded event file (see the module docstring for the choice)."""
+    what = f"uploaded event file {filename!r}"
+    records, problems = read_records(blob)
+    warnings = list(problems)
+    run_graphs, traces, keras = [], [], []
+    for offset, data in records:
+        try:
+            event = event_pb2.Event.FromString(data)
+        except message.DecodeError as e:
+            warnings.append(f"record at byte {offset} is not an Event ({e}) and was skipped")
+            continue
+        if event.graph_def:
+            run_graphs.append((event.step, event.graph_def))
+        elif event.HasField("meta_graph_def") and not run_graphs:
+            meta = _meta_graph(event.meta_graph_def)
+            if meta is not None:
+                run_graphs.append((event.step, meta))
+        for plugin, tag, payload in _summary_blobs(event):
+            if plugin in _OP_GRAPH_NAMES:
+                traces.append((tag, event.step, payload))
+            elif plugin == metadata.KERAS_MODEL:
+                keras.append((tag, event.step, payload))
+    found = [f"{len(run_graphs)} run graph(s)", f"{len(traces)} trace graph(s)", f"{len(keras)} Keras model(s)"]
+    if run_graphs:
+        step, payload = run_graphs[-1]
+        graph = parse.parse_graph_def(payload, f"{what}, run graph step {step}")
+        source = f"run graph (step {step})"
+    elif traces:
+        tag, step, payload = traces[-1]
+        rm = run_metadata.parse_run_metadata(payload, f"{what}, trace {tag!r} step {step}")
+        graph = run_metadata.merge_function_graphs(rm, f"{what}, trace {tag!r} step {step}", False)
+        source = f"trace {tag!r} (step {step})"
+    elif keras:
+        tag, step, payload = keras[-1]
+        graph = keras_model.keras_json_to_graph_def(payload, f"{what}, Keras model {tag!r}")
+        source = f"Keras model {tag!r} (step {step}), conceptual graph"
+    else:
+        detail = f"; {len(problems)} damaged stretch(es): " + "; ".join(problems[:3]) if problems else ""
+        raise errors.InvalidArgumentError(
+            f"{what} holds no graph ({len(records)} intact records, none with a run graph, a "
+            f"trace_export graph or a Keras model){detail}"
+        )
+    if sum(1 for found_kind in (run_graphs, traces, keras) if found_kind) > 1:
+        warnings.append(f"the file holds {', '.join(found)}; showing the {source}")
+    return EventFileGraph(graph=graph, source=source, warnings=warnings)
+
+
+def _meta_graph(payload: bytes):
+    from tensorboard.compat.proto import meta_graph_pb2
+
+    try:
+        meta = meta_graph_pb2.MetaGraphDef.FromString(payload)
+    except message.DecodeError:
+        return None
+    return meta.graph_def.SerializeToString() if meta.HasField("graph_def") else None
