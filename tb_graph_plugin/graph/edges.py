@@ -14,6 +14,8 @@ resolvable input, in op order then input order; ``slim.dangling`` lists the othe
 
 from __future__ import annotations
 
+from itertools import chain, repeat
+
 from tb_graph_plugin.graph.model import (
     EDGE_CONTROL,
     EDGE_DATA,
@@ -51,7 +53,57 @@ def tensor_size(shape) -> int:
 
 
 def read_edges(slim: SlimGraph, inputs: list[list[str]]):
-    """Resolve every input string of every op; return parallel edge columns."""
+    """Resolve every input string of every op; return parallel edge columns.
+
+    Fast path: when no node name contains ``:`` or starts with ``^``, an input that is
+    itself a node name is output 0 of that node, so one dict lookup per input resolves
+    most of them; only control inputs, ``x:N`` and dangling names take the parser.
+    """
+    index = slim.index
+    joined = "\n".join(slim.original_names)
+    if ":" in joined or joined.startswith("^") or "\n^" in joined:
+        return _read_edges_slow(slim, inputs)
+    lens = [len(raws) for raws in inputs]
+    flat = [raw for raws in inputs for raw in raws]
+    dst_col = list(chain.from_iterable(map(repeat, range(len(lens)), lens)))
+    get = index.get
+    src_col = [get(raw, -1) for raw in flat]
+    kind_col = [EDGE_DATA] * len(flat)
+    out_col = [0] * len(flat)
+    ops = slim.ops
+    if REFERENCE_EDGE_OPS.intersection(ops):
+        start = 0
+        for dst, n_in in enumerate(lens):
+            if n_in and ops[dst] in REFERENCE_EDGE_OPS:
+                kind_col[start] = EDGE_REFERENCE
+            start += n_in
+    dangling = slim.dangling
+    missing = False
+    for e, src in enumerate(src_col):
+        if src >= 0:
+            continue
+        raw = flat[e]
+        if raw.startswith("^"):
+            name, out, kind = raw[1:], -1, EDGE_CONTROL
+        else:
+            name, out, _ = parse_input(raw)
+            kind = kind_col[e]
+        src = get(name)
+        if src is None:
+            dangling.append(DanglingInput(dst_col[e], raw))
+            missing = True
+            continue
+        src_col[e] = src
+        kind_col[e] = kind
+        out_col[e] = out
+    if missing:  # drop the dangling inputs (src still -1)
+        keep = [e for e, src in enumerate(src_col) if src >= 0]
+        return tuple([c[e] for e in keep] for c in (src_col, dst_col, kind_col, out_col))
+    return src_col, dst_col, kind_col, out_col
+
+
+def _read_edges_slow(slim: SlimGraph, inputs: list[list[str]]):
+    """Input by input (node names holding ``:`` or starting with ``^``)."""
     index = slim.index
     ops = slim.ops
     src_col, dst_col, kind_col, out_col = [], [], [], []

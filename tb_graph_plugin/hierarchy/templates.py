@@ -36,6 +36,9 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
     rounds = h.options.template_rounds
     pre = list(h.walk_groups())
     op_colour: dict[str, int] = {}
+    # The hash is a pure function of (is_series, child colours in order, edges by position):
+    # the 48 identical layers of a deep model are refined once, then looked up.
+    memo: dict[tuple, int] = {}
     for g in reversed(pre):  # children before parents
         if dirty is not None and g.id not in dirty:
             continue
@@ -43,7 +46,6 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
         if not children:
             g.structure_hash = hash(("empty", g.is_series))
             continue
-        pos = {c: k for k, c in enumerate(children)}
         colour = []
         for c in children:
             if c < n:
@@ -54,7 +56,13 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
                 colour.append(col)
             else:
                 colour.append(groups[c - n].structure_hash)
+        pos = {c: k for k, c in enumerate(children)}
         edges = [(pos[me.src], pos[me.dst], me.kind) for me in g.metaedges]
+        key = (g.is_series, tuple(colour), tuple(edges))
+        cached = memo.get(key)
+        if cached is not None:
+            g.structure_hash = cached
+            continue
         if edges:
             for _ in range(rounds):
                 ins: list[list] = [[] for _ in children]
@@ -66,7 +74,7 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
                     hash((colour[k], tuple(sorted(ins[k])), tuple(sorted(outs[k]))))
                     for k in range(len(children))
                 ]
-        g.structure_hash = hash(
+        g.structure_hash = memo[key] = hash(
             (
                 g.is_series,
                 tuple(sorted(colour)),
