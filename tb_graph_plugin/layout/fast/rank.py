@@ -9,7 +9,11 @@ long one down to the last layer). Then a few greedy balancing passes (a cheap st
 network simplex, 001 "网络单纯形算法"): a node with more (weighted) in-edges than out-edges
 moves down to ``1 + max layer(pred)``, one with more out-edges up to ``min layer(succ) - 1``,
 which shortens the total edge length (fewer dummies, fewer crossings). Empty layers left
-behind are squeezed out.
+behind are squeezed out. On graphs with more edges than nodes the mirror image (longest path
+from the sources, sources pulled down to their first consumer, same balancing) is computed
+too and the one with the shorter weighted edge length kept: on deep graphs with many dead-end
+branches the sink layering hangs each branch at the bottom (2.2M dummies instead of 13k on the
+random 15k-node bench DAG).
 
 Graphs with at most ``options.rank_lp_max_edges`` edges, and bigger ones where the heuristic
 leaves more than ``rank_lp_dummy_ratio`` dummies per node, get the optimal layering instead
@@ -56,20 +60,47 @@ def longest_path_heights(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray
     return np.array(h, dtype=np.int64)
 
 
-def assign_layers(g: LayeredGraph) -> None:
+def _from_sinks(g: LayeredGraph) -> np.ndarray:
+    """As late as possible, sinks with predecessors pulled up to them."""
     n = g.n_real
     h = longest_path_heights(n, g.src, g.dst)
     top = np.zeros(g.n_comp, dtype=np.int64)
     np.maximum.at(top, g.comp, h)
     layer = top[g.comp] - h
-    # pull sinks with predecessors up to their highest predecessor
     if len(g.src):
         outdeg = np.bincount(g.src, minlength=n)
         pulled = np.full(n, -1, dtype=np.int64)
         np.maximum.at(pulled, g.dst, layer[g.src] + 1)
         sink = (outdeg == 0) & (pulled >= 0)
         layer[sink] = pulled[sink]
-    layer = _balance(n, g.src, g.dst, g.weight, layer)
+    return layer
+
+
+def _from_sources(g: LayeredGraph) -> np.ndarray:
+    """As early as possible, sources with successors pulled down to them."""
+    n = g.n_real
+    layer = longest_path_heights(n, g.dst, g.src)  # longest path from a source
+    indeg = np.bincount(g.dst, minlength=n)
+    big = np.iinfo(np.int64).max
+    low = np.full(n, big)
+    np.minimum.at(low, g.src, layer[g.dst] - 1)
+    source = (indeg == 0) & (low < big)
+    layer[source] = low[source]
+    return layer
+
+
+def _length(g: LayeredGraph, layer: np.ndarray) -> float:
+    return float(((layer[g.dst] - layer[g.src]) * (g.weight + 1e-6)).sum())
+
+
+def assign_layers(g: LayeredGraph) -> None:
+    n = g.n_real
+    layer = _balance(n, g.src, g.dst, g.weight, _from_sinks(g))
+    if len(g.src) > n:  # many dead-end branches hang at the bottom of the sink layering:
+        # the source layering is the better start there; keep the shorter one
+        other = _balance(n, g.src, g.dst, g.weight, _from_sources(g))
+        if _length(g, other) < _length(g, layer):
+            layer = other
     o = g.options
     dummies = int((layer[g.dst] - layer[g.src] - 1).sum()) if len(g.src) else 0  # 0: already optimal
     if dummies and (len(g.src) <= o.rank_lp_max_edges or dummies > o.rank_lp_dummy_ratio * n):
