@@ -6,6 +6,7 @@ from tensorboard.plugins import base_plugin
 
 from tb_graph_plugin import metadata
 from tb_graph_plugin.api.routes import Routes
+from tb_graph_plugin.api.warmup import Warmup
 from tb_graph_plugin.api.workers import DEFAULT_JOB_TIMEOUT_S, DEFAULT_WORKERS, WorkerPool
 from tb_graph_plugin.ingest.store import DEFAULT_CACHE_BYTES, DEFAULT_MAX_OPS, DEFAULT_UPLOAD_LIMIT_BYTES, GraphStore
 
@@ -23,12 +24,15 @@ class GraphExplorerPlugin(base_plugin.TBPlugin):
         workers=DEFAULT_WORKERS,
         job_timeout_s=DEFAULT_JOB_TIMEOUT_S,
         max_ops=DEFAULT_MAX_OPS,
+        warmup=True,
     ):
         self._provider = context.data_provider
         self._store = GraphStore(self._provider, cache_bytes, upload_limit_bytes, max_ops)
         # Worker processes start on the first graph request, not at TensorBoard start.
         self.pool = WorkerPool(n_workers=workers, job_timeout_s=job_timeout_s)
         self._routes = Routes(self._store, self._provider, self.pool)
+        # Builds the graph the UI opens first, in the background, before anyone asks.
+        self.warmup = Warmup(self._routes, self._provider).start() if warmup else None
 
     def get_plugin_apps(self):
         return self._routes.table()
@@ -84,6 +88,12 @@ class GraphExplorerLoader(base_plugin.TBLoader):
             default=DEFAULT_MAX_OPS,
             help="Graph Explorer: graphs with more ops are refused with their op count (default %(default)s).",
         )
+        group.add_argument(
+            "--graph_explorer_warmup",
+            type=lambda v: v.lower() in ("1", "true", "yes", "on"),
+            default=True,
+            help="Graph Explorer: build the graph the tab opens first in the background (default %(default)s).",
+        )
 
     def fix_flags(self, flags):
         if getattr(flags, "graph_explorer_upload_limit_mb", 1) <= 0:
@@ -106,4 +116,5 @@ class GraphExplorerLoader(base_plugin.TBLoader):
             workers=getattr(flags, "graph_explorer_workers", None) or DEFAULT_WORKERS,
             job_timeout_s=getattr(flags, "graph_explorer_job_timeout_s", None) or DEFAULT_JOB_TIMEOUT_S,
             max_ops=getattr(flags, "graph_explorer_max_ops", None) or DEFAULT_MAX_OPS,
+            warmup=getattr(flags, "graph_explorer_warmup", True),
         )

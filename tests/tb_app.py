@@ -22,7 +22,7 @@ STOCK = "/data/plugin/graphs"
 class TbApp:
     """``client`` over ``TensorBoardWSGI`` serving both plugins from the Python multiplexer."""
 
-    def __init__(self, logdir, upload_limit_mb=256, max_ops=None):
+    def __init__(self, logdir, upload_limit_mb=256, max_ops=None, warmup=False):
         multiplexer = plugin_event_multiplexer.EventMultiplexer(
             tensor_size_guidance={"graphs": 0}
         )
@@ -31,7 +31,7 @@ class TbApp:
         self.provider = tb_data_provider.MultiplexerDataProvider(multiplexer, str(logdir))
         flags = SimpleNamespace(
             graph_explorer_upload_limit_mb=upload_limit_mb, graph_explorer_cache_mb=512,
-            graph_explorer_max_ops=max_ops,
+            graph_explorer_max_ops=max_ops, graph_explorer_warmup=warmup,
         )
         context = base_plugin.TBContext(
             logdir=str(logdir), data_provider=self.provider, flags=flags

@@ -19,7 +19,7 @@ from tb_graph_plugin.api.workers import JobHandle, WorkerPool
 from tb_graph_plugin.ingest import listing
 from tb_graph_plugin.ingest.store import GraphStore
 
-__all__ = ["Routes"]
+__all__ = ["Routes", "scene_args"]
 
 JSON_MIME = "application/json"
 
@@ -130,8 +130,7 @@ class Routes:
         extract = request.args.get("extract", "on")
         if extract not in ("on", "off"):
             raise errors.InvalidArgumentError(f"query parameter `extract` must be on or off, got {extract!r}")
-        args = {"graph": wire.to_plain(ref), "expanded": sorted(set(expanded)), "extract": extract == "on"}
-        return self._run(request, ref, "scene", args)
+        return self._run(request, ref, "scene", scene_args(ref, expanded, extract == "on"))
 
     @wrappers.Request.application
     @_json_errors
@@ -173,15 +172,23 @@ class Routes:
         infer = request.args.get("infer_scopes", "auto")
         if infer not in _INFER_SCOPES:
             raise errors.InvalidArgumentError(f"query parameter `infer_scopes` must be auto, on or off, got {infer!r}")
-        hierarchy_options = {"infer_scopes": _INFER_SCOPES[infer]}
         wait_s = params.optional_float(request.args, "wait")
         wait_s = DEFAULT_WAIT_S if wait_s is None else min(wait_s, MAX_WAIT_S)
+        handle = self.submit(ctx, eid, ref, task, args, infer)
+        return self._answer(request, handle, wait_s)
+
+    def submit(self, ctx, eid, ref: wire.GraphRef, task: str, args: dict, infer: str = "auto") -> JobHandle:
+        """Submit (or join) a job: the one place that turns a request into pool keys.
+
+        Used by the routes and by ``warmup``, so that a warm-up job and the frontend's first
+        request for the same graph are the same job.
+        """
+        hierarchy_options = {"infer_scopes": _INFER_SCOPES[infer]}
         graph_key = (eid, ref.run, ref.tag, ref.kind.value, ref.step, infer)
         job_key = (graph_key, task, wire.to_json(args))
-        handle = self._pool.submit(
+        return self._pool.submit(
             job_key, task, args, graph_key, lambda: self._graph_payload(ctx, eid, ref, hierarchy_options)
         )
-        return self._answer(request, handle, wait_s)
 
     def _graph_payload(self, ctx, eid, ref: wire.GraphRef, hierarchy_options) -> dict:
         """What a worker needs to build the graph: serialized protos, read on a pool thread."""
@@ -214,6 +221,11 @@ class Routes:
         relative = path[path.index(prefix) + len(prefix):] if prefix in path else ""
         body, mime = static_files.read_static(relative)
         return http_util.Respond(request, body, mime)
+
+
+def scene_args(ref: wire.GraphRef, expanded: list[str], extract: bool = True) -> dict:
+    """The arguments of a ``scene`` job (part of its key: keep them canonical)."""
+    return {"graph": wire.to_plain(ref), "expanded": sorted(set(expanded)), "extract": extract}
 
 
 def _context(request):

@@ -115,6 +115,9 @@ class Listing:
     """Answer of ``/graphs``: every run and tag with graph data, and its steps."""
 
     runs: list[RunListing]
+    # The graph to open first: the first run's first tag with an op graph, else with a
+    # conceptual graph, else with a profile (what the server warms up before it is asked).
+    default: Optional[GraphRef] = None
     version: int = WIRE_VERSION
 
 

@@ -16,14 +16,14 @@ The flags follow the stock Graphs plugin (``graphs_plugin.info_impl``) exactly, 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Optional
 
 from tensorboard.data import provider
 
 from tb_graph_plugin import metadata
 from tb_graph_plugin.api import wire
 
-__all__ = ["info", "listing", "read_steps", "ALL_STEPS"]
+__all__ = ["info", "listing", "read_steps", "kinds_of", "default_ref", "ALL_STEPS"]
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +133,36 @@ def listing(data_provider, ctx, experiment_id) -> wire.Listing:
         for tag in sorted(run_info["tags"]):
             tags.append(_tag_listing(tag, run_info["tags"][tag], steps.get((run, tag), {})))
         runs.append(wire.RunListing(run=run, tags=tags))
-    return wire.Listing(runs=runs)
+    return wire.Listing(runs=runs, default=default_ref(runs))
+
+
+_DEFAULT_KIND_ORDER = (wire.GraphKind.OP, wire.GraphKind.CONCEPTUAL, wire.GraphKind.PROFILE)
+
+
+def kinds_of(tag: wire.TagListing) -> list[wire.GraphKind]:
+    """The graph kinds a (run, tag) can be opened as, in picker order."""
+    kinds = []
+    if tag.run_graph or tag.op_graph:
+        kinds.append(wire.GraphKind.OP)
+    if tag.conceptual_graph:
+        kinds.append(wire.GraphKind.CONCEPTUAL)
+    if tag.profile:
+        kinds.append(wire.GraphKind.PROFILE)
+    return kinds
+
+
+def default_ref(runs: list[wire.RunListing]) -> Optional[wire.GraphRef]:
+    """The graph to open first: op graphs before conceptual graphs before profiles, runs in order.
+
+    A Keras-callback log holds only a conceptual graph: it opens on that (the stock tab asks for
+    an op graph there and shows "Malformed GraphDef").
+    """
+    for kind in _DEFAULT_KIND_ORDER:
+        for run in runs:
+            for tag in run.tags:
+                if kind in kinds_of(tag):
+                    return wire.GraphRef(run=run.run, tag=tag.tag, kind=kind)
+    return None
 
 
 def _tag_listing(tag, flags, steps) -> wire.TagListing:

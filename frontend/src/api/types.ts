@@ -36,6 +36,7 @@ export interface RunListing {
 
 export interface Listing {
   runs: RunListing[];
+  default: GraphRef | null;
   version: number;
 }
 

@@ -1,0 +1,73 @@
+"""Warm-up: build the graph a user will open first before anyone asks for it.
+
+The slow part of opening a big graph is the first job on it (parse, SlimGraph, Hierarchy, top
+level layout: seconds for a 50k-op training step). TensorBoard serves the tab long after it
+started, so a daemon thread watches the listing through the data provider and submits the
+``scene`` job of ``Listing.default`` (no group expanded, extraction on, scopes inferred when
+useful) exactly as ``/scene`` would: the frontend's first request then joins the running job
+or finds its result cached. The same graph is not warmed twice while it stays the default.
+
+Pre-condition: ``routes.submit`` builds job keys the same way for routes and warm-up.
+Post-condition: at most one warm-up job runs at a time; failures are logged, never raised.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from tensorboard import context as tb_context
+
+from tb_graph_plugin.api import wire
+from tb_graph_plugin.api.routes import Routes, scene_args
+from tb_graph_plugin.ingest import listing
+
+__all__ = ["Warmup", "DEFAULT_POLL_S"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_POLL_S = 5.0
+_EXPERIMENT_ID = ""  # the default experiment: what a plain `tensorboard --logdir` serves
+
+
+class Warmup:
+    """A daemon thread warming ``Listing.default``; ``stop()`` ends it."""
+
+    def __init__(self, routes: Routes, data_provider, poll_s: float = DEFAULT_POLL_S):
+        self._routes = routes
+        self._provider = data_provider
+        self._poll_s = poll_s
+        self._stopped = threading.Event()
+        self._warmed: set[str] = set()
+        self.jobs: list = []  # handles submitted, newest last (for tests and logs)
+        self._thread = threading.Thread(target=self._loop, name="graph_explorer_warmup", daemon=True)
+
+    def start(self) -> "Warmup":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def _loop(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                self.poll()
+            except Exception:  # noqa: BLE001 - a warm-up problem must never take the server down
+                logger.exception("graph_explorer: warm-up failed")
+            self._stopped.wait(self._poll_s)
+
+    def poll(self) -> None:
+        """Warm the current default graph once (waits for that job before returning)."""
+        ctx = tb_context.RequestContext()
+        ref = listing.listing(self._provider, ctx, _EXPERIMENT_ID).default
+        if ref is None:
+            return
+        key = wire.to_json(ref)
+        if key in self._warmed:
+            return
+        self._warmed.add(key)
+        handle = self._routes.submit(ctx, _EXPERIMENT_ID, ref, "scene", scene_args(ref, []))
+        self.jobs.append(handle)
+        handle.wait(None)
+        logger.info("graph_explorer: warmed %s (%s)", key, handle.state.value)

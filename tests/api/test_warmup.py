@@ -1,0 +1,71 @@
+"""Warm-up: the graph the tab opens first is built before anyone asks for it (issue 5, first paint)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tb_graph_plugin.api import wire
+from tb_graph_plugin.api.routes import scene_args
+from tests.tb_app import OURS, TbApp
+
+
+def _wait_warm(app: TbApp, timeout_s: float = 120.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        jobs = app.ours.warmup.jobs
+        if jobs and jobs[-1].done.is_set():
+            return jobs[-1]
+        time.sleep(0.05)
+    raise AssertionError("warm-up did not finish")
+
+
+@pytest.mark.parametrize(
+    "kind, default",
+    [
+        ("tf2_keras_trace", None),  # checked below against the listing's first op graph
+        ("keras_callback", ("train", "keras", "conceptual")),  # only a conceptual graph: open that
+    ],
+)
+def test_listing_default_is_what_warmup_builds(real_logs, kind, default):
+    app = TbApp(real_logs.get(kind), warmup=True)
+    try:
+        listing = app.json(OURS + "/graphs")
+        ref = listing["default"]
+        if default is not None:
+            assert (ref["run"], ref["tag"], ref["kind"]) == default
+        else:
+            first = listing["runs"][0]["tags"][0]
+            assert ref["kind"] == "op" and ref["tag"] == first["tag"] and ref["step"] is None
+        handle = _wait_warm(app)
+        assert handle.state == wire.JobState.DONE, handle.wire()
+        # The frontend's first request is the warm job itself: answered at once, nothing rebuilt.
+        graph_ref = wire.GraphRef(ref["run"], ref["tag"], wire.GraphKind(ref["kind"]))
+        again = app.ours._routes.submit(None, "", graph_ref, "scene", scene_args(graph_ref, []))
+        assert again is handle
+        response = app.get(OURS + "/scene", run=ref["run"], tag=ref["tag"], kind=ref["kind"], wait="0")
+        assert response.status_code == 200
+        assert response.get_json()["graph"]["run"] == ref["run"]
+    finally:
+        app.ours.warmup.stop()
+        app.ours.pool.close()
+
+
+def test_no_graph_data_means_no_warmup(tmp_path):
+    app = TbApp(tmp_path, warmup=True)
+    try:
+        assert app.json(OURS + "/graphs") == {"runs": [], "default": None, "version": wire.WIRE_VERSION}
+        app.ours.warmup.poll()
+        assert app.ours.warmup.jobs == []
+    finally:
+        app.ours.warmup.stop()
+        app.ours.pool.close()
+
+
+def test_warmup_flag_off_by_request(real_logs):
+    app = TbApp(real_logs.get("torch_cnn"), warmup=False)
+    try:
+        assert app.ours.warmup is None
+    finally:
+        app.ours.pool.close()
