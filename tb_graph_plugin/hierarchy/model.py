@@ -80,6 +80,9 @@ class HierarchyOptions:
     """Compute structural templates (bottom-up WL hash of each group's metagraph)."""
     template_rounds: int = 2
     """WL refinement rounds inside each metagraph."""
+    ungrouped_series: frozenset[str] = frozenset()
+    """Hierarchy names of SeriesNodes not to form (the stock "ungroup this series"): their
+    members stay plain children of the parent. Op and block series alike."""
 
 
 @dataclasses.dataclass(slots=True)

@@ -15,6 +15,10 @@ Pre-condition: op series - scopes built; block series - templates hashed.
 Block series re-route their parent's metaedges (a member-to-member metaedge moves into
 the series, others now end at the series) instead of rebuilding all metaedges.
 
+A run whose SeriesNode name is in ``options.ungrouped_series`` is not made (the stock
+"ungroup this series"); its members stay children of the parent, and a block run's
+members are not offered to another, shorter run.
+
 Post-condition: each SeriesNode takes the place of its first member in its parent's
 children; its children are the members, ordered by increasing consecutive index; members
 keep their names; ``h.series_of_op`` maps each member to its series.
@@ -48,8 +52,8 @@ def _runs(items: list[tuple[int, int]], min_size: int) -> list[list[tuple[int, i
     return out
 
 
-def _make_series(h: Hierarchy, g, run, prefix: str, suffix: str, kind: str):
-    """Create the SeriesNode of one run (members re-parented); caller fixes g.children."""
+def _series_name(h: Hierarchy, g, run, prefix: str, suffix: str) -> tuple[str, str]:
+    """(hierarchy name, label) the SeriesNode of ``run`` inside ``g`` gets if made now."""
     lo, hi = run[0][0], run[-1][0]
     if prefix.endswith("[") and suffix.startswith("]"):
         label = f"{prefix}{lo}-{hi}{suffix}"  # Layer[0] .. Layer[5] -> Layer[0-5]
@@ -59,6 +63,12 @@ def _make_series(h: Hierarchy, g, run, prefix: str, suffix: str, kind: str):
     name = base + label
     while name in h.group_index or name in h.slim.index:
         name += "*"
+    return name, label
+
+
+def _make_series(h: Hierarchy, g, run, prefix: str, suffix: str, kind: str):
+    """Create the SeriesNode of one run (members re-parented); caller fixes g.children."""
+    name, label = _series_name(h, g, run, prefix, suffix)
     members = [c for _, c in run]
     s = add_group(h, name, label, g.id, cls=SeriesNode, series_kind=kind, prefix=prefix,
                   suffix=suffix, indices=[i for i, _ in run])
@@ -101,6 +111,7 @@ def detect_op_series(h: Hierarchy) -> int:
     ops = h.slim.ops
     names = h.slim.names
     match = _OP_SERIES.match
+    ungrouped = h.options.ungrouped_series
     made = 0
     for g in list(h.groups):
         if len(g.children) + 1 < min_size:
@@ -125,6 +136,8 @@ def detect_op_series(h: Hierarchy) -> int:
                 items.append((0, bare[key]))
             items.sort()
             for run in _runs(items, min_size):
+                if ungrouped and _series_name(h, g, run, key[1], "")[0] in ungrouped:
+                    continue  # "ungroup this series": members stay children of g
                 here.append(_make_series(h, g, run, key[1], "", "op"))
         _replace_children(g, here)
         made += len(here)
@@ -137,6 +150,7 @@ def detect_block_series(h: Hierarchy) -> list:
     if min_size <= 0:
         return []
     n = h.n_ops
+    ungrouped = h.options.ungrouped_series
     made: list = []
     for g in list(h.groups):
         groups_here = [c for c in g.children if c >= n and not h.groups[c - n].is_series]
@@ -162,7 +176,10 @@ def detect_block_series(h: Hierarchy) -> list:
             if any(c in claimed for _, c in run):
                 continue
             claimed.update(c for _, c in run)
-            here.append(_make_series(h, g, run, "".join(key[0]), "".join(key[1]), "block"))
+            prefix, suffix = "".join(key[0]), "".join(key[1])
+            if ungrouped and _series_name(h, g, run, prefix, suffix)[0] in ungrouped:
+                continue  # ungrouped: its members stay children of g (and stay claimed)
+            here.append(_make_series(h, g, run, prefix, suffix, "block"))
         if here:
             _replace_children(g, here)
             _reroute_metaedges(g, here)

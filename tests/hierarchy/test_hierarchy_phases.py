@@ -71,6 +71,39 @@ def test_block_series_and_templates_for_repeated_layers():
     assert off.series_nodes() == [] and len(off.children("enc")) == 7
 
 
+def test_ungrouped_series_keep_their_members_as_plain_children():
+    # op series (stock rule) and block series, each ungrouped by its hierarchy name
+    nodes = [("x", "Placeholder", [])]
+    nodes += [("add", "Add", ["x"])] + [(f"add_{k}", "Add", ["x"]) for k in range(1, 5)]
+    src = "x"
+    for k in range(6):
+        nodes += _block(f"enc/Layer[{k}]", src)
+        src = f"enc/Layer[{k}]/relu"
+    grouped = _h(nodes)
+    assert sorted(s.name for s in grouped.series_nodes()) == ["add_[0-4]", "enc/Layer[0-5]"]
+
+    h = _h(nodes, ungrouped_series=frozenset({"add_[0-4]"}))
+    assert [s.name for s in h.series_nodes()] == ["enc/Layer[0-5]"]
+    assert h.child_names("__root__") == ["x", "add", "add_1", "add_2", "add_3", "add_4", "enc"]
+    assert h.series_of("add_2") is None and h.name_of(h.parent("add_2")) == "__root__"
+    (me,) = [m for m in h.metaedges("__root__") if h.name_of(m.dst) == "add_3"]
+    assert h.name_of(me.src) == "x" and me.count == 1
+
+    h = _h(nodes, ungrouped_series=frozenset({"enc/Layer[0-5]"}))
+    assert [s.name for s in h.series_nodes()] == ["add_[0-4]"]
+    assert h.child_names("enc") == [f"enc/Layer[{k}]" for k in range(6)]
+    assert not h.has("enc/Layer[0-5]")
+    assert {h.template_of(f"enc/Layer[{k}]") for k in range(6)} == {h.template_of("enc/Layer[0]")}
+    assert h.template_of("enc/Layer[0]") is not None  # still one shared template
+    # the layer-to-layer metaedges are now the parent's, one per consecutive pair
+    chain = sorted((h.name_of(m.src), h.name_of(m.dst)) for m in h.metaedges("enc"))
+    assert chain == [(f"enc/Layer[{k}]", f"enc/Layer[{k + 1}]") for k in range(5)]
+
+    both = _h(nodes, ungrouped_series=frozenset({"add_[0-4]", "enc/Layer[0-5]"}))
+    assert both.series_nodes() == []
+    assert _h(nodes, ungrouped_series=frozenset({"no/such[0-1]"})).series_nodes() != []
+
+
 def test_templates_distinguish_structure_not_names():
     h = _h([("p/mm", "MatMul", []), ("p/relu", "Relu", ["p/mm"]),
             ("q/mm2", "MatMul", []), ("q/r", "Relu", ["q/mm2"]),
