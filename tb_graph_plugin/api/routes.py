@@ -172,19 +172,22 @@ class Routes:
         infer = request.args.get("infer_scopes", "auto")
         if infer not in _INFER_SCOPES:
             raise errors.InvalidArgumentError(f"query parameter `infer_scopes` must be auto, on or off, got {infer!r}")
+        ungroup = tuple(sorted(set(params.string_list(request.args, "ungroup"))))
         wait_s = params.optional_float(request.args, "wait")
         wait_s = DEFAULT_WAIT_S if wait_s is None else min(wait_s, MAX_WAIT_S)
-        handle = self.submit(ctx, eid, ref, task, args, infer)
+        handle = self.submit(ctx, eid, ref, task, args, infer, ungroup)
         return self._answer(request, handle, wait_s)
 
-    def submit(self, ctx, eid, ref: wire.GraphRef, task: str, args: dict, infer: str = "auto") -> JobHandle:
+    def submit(self, ctx, eid, ref: wire.GraphRef, task: str, args: dict, infer: str = "auto",
+               ungroup: tuple = ()) -> JobHandle:
         """Submit (or join) a job: the one place that turns a request into pool keys.
 
         Used by the routes and by ``warmup``, so that a warm-up job and the frontend's first
-        request for the same graph are the same job.
+        request for the same graph are the same job. ``ungroup``: sorted SeriesNode names not
+        to form (``HierarchyOptions.ungrouped_series``), part of the graph key.
         """
-        hierarchy_options = {"infer_scopes": _INFER_SCOPES[infer]}
-        graph_key = (eid, ref.run, ref.tag, ref.kind.value, ref.step, infer)
+        hierarchy_options = {"infer_scopes": _INFER_SCOPES[infer], "ungrouped_series": list(ungroup)}
+        graph_key = (eid, ref.run, ref.tag, ref.kind.value, ref.step, infer, ungroup)
         job_key = (graph_key, task, wire.to_json(args))
         return self._pool.submit(
             job_key, task, args, graph_key, lambda: self._graph_payload(ctx, eid, ref, hierarchy_options)

@@ -46,7 +46,10 @@ class GraphState:
         progress("slim_graph", 0.2)
         self.slim = build_slim_graph(graph_def)
         progress("hierarchy", 0.45)
-        self.hierarchy = build_hierarchy(self.slim, HierarchyOptions(**payload.get("hierarchy_options", {})))
+        options = dict(payload.get("hierarchy_options", {}))
+        if "ungrouped_series" in options:  # a list on the wire, a frozenset in the options
+            options["ungrouped_series"] = frozenset(options["ungrouped_series"])
+        self.hierarchy = build_hierarchy(self.slim, HierarchyOptions(**options))
         self.unmatched_stats = 0
         if payload.get("run_metadata"):
             rm = config_pb2.RunMetadata.FromString(payload["run_metadata"])
