@@ -4,6 +4,9 @@
     python -m bench.bench_layout --corpus LOGDIR_ROOT [--kinds RUN ...]  # every group of real graphs
     python -m bench.bench_layout --scene RUN_DIR ...      # open + expand the biggest group
 
+The synthetic table also runs igraph's ``layout_sugiyama`` when igraph is installed (the
+issue's "crossings no worse than igraph's" check for the 15k instances).
+
 Instances are random-but-realistic layered graphs from :mod:`bench.generators` (ResNet-like
 blocks with variable reads, an Adam-like optimizer group with hubs, local random DAGs with
 and without cycles). dagre runs in Node (``bench/dagre``: ``npm install`` there first); its
@@ -85,6 +88,33 @@ def run_dagre_batch(graphs, timeout: float):
     out = subprocess.run(["node", os.path.join(DAGRE_DIR, "run_dagre.js")], input=data, capture_output=True,
                          text=True, timeout=timeout, check=True)
     return [_dagre_answer(json.loads(line)) for line in out.stdout.splitlines() if line.strip()]
+
+
+def run_igraph(graph):
+    """(seconds, crossings) of igraph's ``layout_sugiyama`` (the call only), or (None, None)
+    when igraph is not installed (``pip install igraph``: bench only, not a dependency).
+    Edges are drawn through igraph's own control points (its dummy vertices); crossings are
+    counted by our counter, as for every engine."""
+    try:
+        import igraph
+    except ImportError:
+        return None, None
+    idx = {n.id: i for i, n in enumerate(graph.nodes)}
+    g = igraph.Graph(n=len(graph.nodes), edges=[(idx[e.source], idx[e.target]) for e in graph.edges],
+                     directed=True)
+    t = time.perf_counter()
+    lay = g.layout_sugiyama()
+    seconds = time.perf_counter() - t
+    coords = lay.coords
+    lines = []
+    for k, e in enumerate(graph.edges):
+        s, d = idx[e.source], idx[e.target]
+        if s == d:
+            continue
+        ctrl = [list(p) for p in (lay.edge_routing[k] if lay.edge_routing else [])]
+        lines.append([list(coords[s])] + ctrl + [list(coords[d])])
+    rows = [coords[i][1] for i in range(len(graph.nodes))]
+    return seconds, count_crossings(lines, rows, vertical=True)
 
 
 def _hierarchy(path: str):
@@ -226,9 +256,9 @@ def main(argv=None) -> int:
         for path in args.scene:
             scene_timings(path)
         return 0
-    head = "| instance | nodes | edges | fast | dot | auto (engine) | dagre 0.8.5 |"
+    head = "| instance | nodes | edges | fast | dot | auto (engine) | dagre 0.8.5 | igraph 1.0 sugiyama |"
     print(head)
-    print("|" + "---|" * 7)
+    print("|" + "---|" * 8)
     totals = {"fast": 0.0, "auto": 0.0, "dagre": 0.0}
     for name, g in instances(args.quick):
         if args.only and args.only not in name:
@@ -255,12 +285,14 @@ def main(argv=None) -> int:
                 dagre_cell, tg = tg, None
             else:
                 dagre_cell = fmt(tg, cg) if tg is not None else f"> {args.dagre_timeout:.0f} s"
+        ti, ci = run_igraph(g)
+        igraph_cell = "not installed" if ti is None else fmt(ti, ci)
         totals["fast"] += tf
         totals["auto"] += ta
         if tg is not None:
             totals["dagre"] += tg
         print(f"| {name} | {len(g.nodes)} | {len(g.edges)} | {fmt(tf, cf)} | {dot_cell} | "
-              f"{fmt(ta, ca)} ({ra.engine_used.value}) | {dagre_cell} |", flush=True)
+              f"{fmt(ta, ca)} ({ra.engine_used.value}) | {dagre_cell} | {igraph_cell} |", flush=True)
     print(f"\ntotal time: fast {totals['fast']:.2f} s, auto {totals['auto']:.2f} s, "
           f"dagre {totals['dagre']:.2f} s (dagre time-outs not included)")
     return 0
