@@ -1,6 +1,7 @@
-"""The committed bundle ``tb_graph_plugin/static/index.js`` is exactly what ``frontend/`` builds.
+"""The committed bundles ``tb_graph_plugin/static/index.js`` (the app) and
+``tb_graph_plugin/static/scene_worker.js`` (the scene worker) are exactly what ``frontend/`` builds.
 
-Rebuilds the frontend into a temporary file (``npm ci`` first when ``node_modules`` is missing)
+Rebuilds the frontend into a temporary folder (``npm ci`` first when ``node_modules`` is missing)
 and compares bytes, so a source change without ``npm run build`` fails here. Also checks the
 wire-format mirror ``frontend/src/api/types.ts`` against ``tb_graph_plugin/api/wire.py``.
 """
@@ -20,6 +21,7 @@ from tb_graph_plugin.api import wire
 REPO = Path(__file__).resolve().parent.parent
 FRONTEND = REPO / "frontend"
 BUNDLE = REPO / "tb_graph_plugin" / "static" / "index.js"
+WORKER = REPO / "tb_graph_plugin" / "static" / "scene_worker.js"
 TYPES_TS = FRONTEND / "src" / "api" / "types.ts"
 
 
@@ -30,12 +32,18 @@ def _npm() -> str:
 
 
 @pytest.fixture(scope="module")
-def fresh_bundle(tmp_path_factory) -> bytes:
+def fresh_build(tmp_path_factory):
+    """The folder ``node build.mjs`` wrote: index.js and scene_worker.js."""
     if not (FRONTEND / "node_modules" / "esbuild").is_dir():
         subprocess.run([_npm(), "ci", "--no-audit", "--no-fund"], cwd=FRONTEND, check=True, timeout=600)
     out = tmp_path_factory.mktemp("bundle") / "index.js"
     subprocess.run(["node", "build.mjs", str(out)], cwd=FRONTEND, check=True, timeout=300)
-    return out.read_bytes()
+    return out.parent
+
+
+@pytest.fixture(scope="module")
+def fresh_bundle(fresh_build) -> bytes:
+    return (fresh_build / "index.js").read_bytes()
 
 
 @pytest.mark.slow
@@ -44,6 +52,16 @@ def test_committed_bundle_is_not_stale(fresh_bundle):
     assert BUNDLE.read_bytes() == fresh_bundle, (
         "tb_graph_plugin/static/index.js is stale: run `npm ci && npm run build` in frontend/ and commit it"
     )
+
+
+@pytest.mark.slow
+def test_committed_scene_worker_is_not_stale(fresh_build):
+    assert WORKER.is_file(), "tb_graph_plugin/static/scene_worker.js is missing: run `npm run build` in frontend/"
+    assert WORKER.read_bytes() == (fresh_build / "scene_worker.js").read_bytes(), (
+        "tb_graph_plugin/static/scene_worker.js is stale: run `npm ci && npm run build` in frontend/ and commit it"
+    )
+    text = WORKER.read_text(encoding="utf-8")
+    assert "import(" not in text and not re.search(r"^(import|export)\s", text, re.M), "a classic worker script"
 
 
 @pytest.mark.slow

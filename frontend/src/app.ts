@@ -1,17 +1,21 @@
 // The Graph Explorer app: state, data flow (listing -> scene -> draw) and interaction.
 // The server lays everything out; this file only asks for scenes and draws what it gets.
 import * as api from "./api/client";
-import type { GraphKind, GraphRef, Job, Listing, Scene, TagListing } from "./api/types";
+import { SceneSource } from "./api/scene_source";
+import type { GraphKind, GraphRef, Job, Listing, Scene, SearchHit, TagListing } from "./api/types";
 import { Colorer, type ColorMode } from "./render/colors";
 import { Minimap } from "./render/minimap";
 import { SceneModel } from "./render/model";
 import { Renderer, type DrawState } from "./render/renderer";
+import { Slicer, Superseded } from "./render/slicer";
 import { Viewport } from "./render/viewport";
 import { clear, el } from "./ui/dom";
 import { renderInfo, type InfoActions } from "./ui/info_pane";
+import { loadPrefs, savePrefs } from "./ui/prefs";
 import { CSS } from "./ui/styles";
 import { prefersDark, watchTheme } from "./ui/theme";
 import { Toolbar, kindsOf } from "./ui/toolbar";
+import { renderWarnings } from "./ui/warnings";
 
 const UPLOAD_RUN = "__upload__";
 type TraceMode = "off" | "inputs" | "outputs" | "both";
@@ -24,6 +28,7 @@ export class App {
   private readonly progressFill = el("div");
   private readonly progressText = el("span", { "data-stage-text": "" });
   private readonly error = el("div", { className: "gx-error", "data-error-box": "", role: "alert" });
+  private readonly warnings = el("div", { className: "gx-warn", "data-warnings": "" });
   private readonly stage = el("div", { className: "gx-stage" });
   private readonly canvas = el("canvas", { className: "gx-canvas", "data-canvas": "" });
   private readonly miniCanvas = el("canvas", { className: "gx-minimap", "data-minimap": "" });
@@ -34,6 +39,9 @@ export class App {
   private readonly searchBox = el("section", { "data-results": "" });
   private readonly infoBox = el("section", { "data-info": "" });
   private readonly hiddenBox = el("section", { "data-hidden-list": "" });
+  private readonly ungroupBox = el("section", { "data-ungrouped-list": "" });
+  private readonly source = new SceneSource();
+  private view: api.ViewOptions = { ...api.DEFAULT_VIEW };
 
   private readonly renderer = new Renderer(this.canvas);
   private readonly minimap: Minimap;
@@ -66,8 +74,8 @@ export class App {
     this.body.style.margin = "0";
     this.progress.append(el("div", { className: "gx-bar" }, this.progressFill), this.progressText);
     this.stage.append(this.canvas, this.status, this.empty, this.legend, this.miniCanvas);
-    this.side.append(this.searchBox, this.infoBox, this.hiddenBox);
-    this.root.append(this.bar.root, this.progress, this.error, el("div", { className: "gx-main" }, this.stage, this.side));
+    this.side.append(this.searchBox, this.infoBox, this.hiddenBox, this.ungroupBox);
+    this.root.append(this.bar.root, this.progress, this.error, this.warnings, el("div", { className: "gx-main" }, this.stage, this.side));
     this.body.appendChild(this.root);
     this.applyTheme(prefersDark());
     watchTheme((d) => this.applyTheme(d));
@@ -79,7 +87,14 @@ export class App {
       this.redraw();
     }).observe(this.stage);
     this.setStatus("loading");
+    this.body.dataset.sceneSource = this.source.mode;
     (window as unknown as { graphExplorer: unknown }).graphExplorer = {
+      toggle: (name: string) => this.toggleExpand(name),
+      /** open exactly these groups (bench/tests: a big scene without clicking through it) */
+      setExpanded: (names: string[]) => {
+        this.expanded = [...names];
+        void this.loadScene(null);
+      },
       nodes: () => this.debugNodes(),
       viewport: () => ({ k: this.vp.k, tx: this.vp.tx, ty: this.vp.ty }),
       center: (name: string) => {
@@ -204,6 +219,11 @@ export class App {
     }
     b.file.addEventListener("change", () => void this.uploadFile());
     b.fitBtn.addEventListener("click", () => this.fit());
+    b.extract.addEventListener("change", () => {
+      this.view = { ...this.view, extract: b.extract.checked };
+      this.savePrefs();
+      void this.loadScene(null);
+    });
     b.color.addEventListener("change", () => {
       this.colorMode = b.color.value as ColorMode;
       this.refreshColors();
@@ -231,13 +251,18 @@ export class App {
     this.ref = ref;
     this.expanded = [];
     this.st.selected = null;
-    this.st.hidden = loadHidden(ref);
+    const prefs = loadPrefs(ref);
+    this.st.hidden = prefs.hidden;
+    this.view = prefs.view;
+    this.bar.extract.checked = prefs.view.extract;
     this.syncPickers();
     clear(this.infoBox);
     clear(this.searchBox);
     this.renderHiddenList();
+    this.renderUngroupedList();
     this.empty.classList.remove("gx-on");
     this.setModel(null); // never show the previous graph under the new pickers
+    this.source.cancel();
     void this.loadScene(null);
   }
 
@@ -249,29 +274,41 @@ export class App {
     const ref = this.ref;
     if (!ref) return false;
     const token = ++this.loadToken;
+    const isCurrent = () => token === this.loadToken;
+    this.source.cancel();
     this.setStatus("loading");
     this.showError(null);
     this.showProgress(null, "loading…");
+    const t0 = performance.now();
     let scene: Scene;
+    let model: SceneModel;
     try {
-      scene = await api.fetchScene(ref, this.expanded, (job) => token === this.loadToken && this.showProgress(job), () => token === this.loadToken);
+      const from = this.model && sameGraph(this.model.scene.graph, ref) ? this.model.scene.expanded : null;
+      const got = await this.source.load(ref, this.view, this.expanded, from, (job) => isCurrent() && this.showProgress(job), isCurrent);
+      if (!isCurrent()) return false;
+      scene = got.scene;
+      this.body.dataset.sceneVia = got.via;
+      this.body.dataset.sceneSource = this.source.mode;
+      // index the scene in slices: a 50k-node scene must not freeze the page
+      const slicer = new Slicer(12, isCurrent);
+      model = await SceneModel.build(scene, slicer);
+      this.body.dataset.buildYields = String(slicer.yields);
+      this.body.dataset.loadMs = (performance.now() - t0).toFixed(0);
     } catch (e) {
-      if (token !== this.loadToken) return false;
+      if (!isCurrent() || e instanceof Superseded) return false;
       this.showProgress(null);
       this.fail(e);
       // keep the last scene on screen and its expansion state as the truth
-      if (this.model && this.model.scene.graph.run === ref.run && this.model.scene.graph.tag === ref.tag) {
+      if (this.model && sameGraph(this.model.scene.graph, ref)) {
         this.expanded = this.model.scene.expanded;
       }
       return false;
     }
-    if (token !== this.loadToken) return false;
+    if (!isCurrent()) return false;
     this.showProgress(null);
-    await new Promise((r) => setTimeout(r, 0)); // index the scene in a task of its own, after the parse
-    if (token !== this.loadToken) return false;
     this.expanded = scene.expanded;
     this.body.dataset.expanded = JSON.stringify(scene.expanded);
-    this.setModel(new SceneModel(scene));
+    timed("gx:setModel", () => this.setModel(model));
     const [w, h] = this.renderer.size();
     const node = anchor ? this.model!.node(anchor.name) : undefined;
     if (anchor && node) {
@@ -302,6 +339,7 @@ export class App {
     this.model = model;
     this.body.dataset.sceneNodes = String(model?.nodes.length ?? 0);
     this.body.dataset.sceneEdges = String(model?.edges.length ?? 0);
+    renderWarnings(this.warnings, model);
     if (this.st.selected && !model?.node(this.st.selected)) this.st.selected = null;
     this.body.dataset.selected = this.st.selected ?? "";
     this.refreshColors();
@@ -369,8 +407,18 @@ export class App {
       sw.style.background = e.gradient ? `linear-gradient(to right, ${e.gradient[0]}, ${e.gradient[1]})` : e.color;
       this.legend.appendChild(el("div", {}, sw, el("span", { text: e.label, title: e.label })));
     }
-    this.legend.classList.toggle("gx-on", entries.length > 0);
+    // edge styles that need explaining: reversed (cycle) edges
+    let edgeEntries = 0;
+    if (this.model?.edges.some((e) => (e as { reversed?: boolean }).reversed)) {
+      const pal = this.renderer.palette;
+      const sw = el("span", { className: "gx-edge-swatch" });
+      sw.style.borderTop = `2px dashed ${pal.reversedEdge}`;
+      this.legend.appendChild(el("div", { "data-legend-edge": "reversed" }, sw, el("span", { text: "edge reversed to break a cycle" })));
+      edgeEntries++;
+    }
+    this.legend.classList.toggle("gx-on", entries.length + edgeEntries > 0);
     this.body.dataset.legendEntries = String(entries.length);
+    this.body.dataset.legendEdgeEntries = String(edgeEntries);
     this.miniDirty = true;
     this.redraw();
   }
@@ -422,7 +470,8 @@ export class App {
   // ---------------------------------------------------------------- selection, expand, jump
   private isGroup(name: string): boolean {
     const n = this.model?.node(name);
-    return !!n && (n.kind === "meta" || n.kind === "series") && n.cardinality > 1;
+    // a group holding a single op is still a group: it opens like any other
+    return !!n && (n.kind === "meta" || n.kind === "series");
   }
 
   toggleExpand(name: string): void {
@@ -458,7 +507,7 @@ export class App {
     clear(this.infoBox);
     this.infoBox.appendChild(el("div", { className: "gx-muted", text: `loading ${name}…` }));
     try {
-      const d = await api.fetchNode(ref, name);
+      const d = await api.fetchNode(ref, name, this.view);
       if (this.st.selected !== name) return;
       renderInfo(this.infoBox, d, this.infoActions());
       this.body.dataset.infoName = d.name;
@@ -476,6 +525,7 @@ export class App {
       toggleExpand: (n) => this.toggleExpand(n),
       isGroup: (n) => this.isGroup(n),
       isExpanded: (n) => this.expanded.includes(n),
+      ungroup: (n) => this.setGrouped(n, false),
       trace: () => {
         this.bar.trace.value = "inputs";
         this.traceMode = "inputs";
@@ -484,36 +534,55 @@ export class App {
     };
   }
 
-  /** Select a node anywhere: expand its ancestors first, then pan to it. */
-  async jump(name: string): Promise<void> {
+  /**
+   * Select a node anywhere: expand the groups holding it (the server's ancestry: names lie
+   * about it after scope inference and wide-group splits), then pan to it.
+   */
+  async jump(name: string, ancestors?: string[]): Promise<void> {
     if (!this.model || !this.ref) return;
     if (!this.model.node(name)) {
-      const parts = name.split("/");
-      const prefixes = parts.slice(1).map((_, i) => parts.slice(0, i + 1).join("/"));
-      // expand the collapsed groups on the way to it (only names that are groups when seen)
-      for (let round = 0; round < prefixes.length && !this.model!.node(name); round++) {
-        const next = prefixes.filter((p) => this.isGroup(p) && !this.expanded.includes(p));
-        if (!next.length) break;
-        this.expanded = [...this.expanded, ...next];
-        if (!(await this.loadScene({ name: next[0], sx: 0, sy: 0 }))) return;
+      if (!ancestors) {
+        const hit = await this.lookup(name);
+        if (!hit) {
+          this.showError(`Node ${name} is not in this graph.`);
+          return;
+        }
+        name = hit.name;
+        ancestors = hit.ancestors;
+      }
+      const closed = ancestors.filter((g) => !this.expanded.includes(g));
+      if (closed.length && !this.model.node(name)) {
+        this.expanded = [...this.expanded, ...closed];
+        if (!(await this.loadScene(null))) return;
       }
     }
-    let target = name;
-    if (!this.model!.node(target)) {
-      // not visible even after expanding (inside a series, or removed): select its deepest visible ancestor
-      const parts = name.split("/");
-      while (parts.length > 1 && !this.model!.node(parts.join("/"))) parts.pop();
-      if (!this.model!.node(parts.join("/"))) {
-        this.showError(`Node ${name} is not in this graph view.`);
-        return;
-      }
-      target = parts.join("/");
+    const m = this.model!;
+    // not visible even now (removed, or inside a series shown collapsed): its deepest visible group
+    const target = m.node(name) ? name : [...(ancestors ?? [])].reverse().find((g) => m.node(g));
+    if (!target) {
+      this.showError(`Node ${name} is not in this graph view.`);
+      return;
     }
-    const n = this.model!.node(target)!;
+    const n = m.node(target)!;
     const [w, h] = this.renderer.size();
     if (this.vp.k < 0.8) this.vp.k = 1;
     this.vp.centerOn(n.x, n.y, w, h);
     this.select(target);
+  }
+
+  /** The server's search hit for exactly this node (an input `x:1` names output 1 of `x`). */
+  private async lookup(name: string): Promise<SearchHit | null> {
+    const ref = this.ref!;
+    for (const candidate of [name, name.replace(/:\d+$/, "")]) {
+      try {
+        const ans = await api.fetchSearch(ref, `^${escapeRegex(candidate)}$`, "", this.view);
+        const hit = ans.hits.find((h) => h.name === candidate);
+        if (hit) return hit;
+      } catch {
+        /* try the next spelling */
+      }
+    }
+    return null;
   }
 
   private async search(): Promise<void> {
@@ -528,11 +597,11 @@ export class App {
       return;
     }
     try {
-      const ans = await api.fetchSearch(ref, q, op);
+      const ans = await api.fetchSearch(ref, q, op, this.view);
       const ul = el("ul", { className: "gx-list" });
       for (const hit of ans.hits.slice(0, 300)) {
         const link = el("button", { className: "gx-link", text: hit.name, title: hit.name, "data-hit": hit.name });
-        link.addEventListener("click", () => void this.jump(hit.name));
+        link.addEventListener("click", () => void this.jump(hit.name, hit.ancestors));
         ul.appendChild(el("li", {}, link, hit.op ? el("span", { className: "gx-muted", text: ` ${hit.op}` }) : null));
       }
       const total = ans.total ?? ans.hits.length;
@@ -553,11 +622,41 @@ export class App {
     if (!this.ref) return;
     if (this.st.hidden.has(name)) this.st.hidden.delete(name);
     else this.st.hidden.add(name);
-    saveHidden(this.ref, this.st.hidden);
+    this.savePrefs();
     this.renderHiddenList();
     if (this.st.selected) void this.showInfo(this.st.selected);
     this.miniDirty = true;
     this.redraw();
+  }
+
+  private savePrefs(): void {
+    if (this.ref) savePrefs(this.ref, { hidden: this.st.hidden, view: this.view });
+  }
+
+  /** Series grouping per SeriesNode: ungrouped series show their members (server `ungroup`). */
+  private setGrouped(series: string, grouped: boolean): void {
+    if (!this.ref) return;
+    const rest = this.view.ungroup.filter((s) => s !== series);
+    this.view = { ...this.view, ungroup: grouped ? rest : [...rest, series] };
+    // an open group that no longer exists would make the server refuse the scene
+    if (!grouped) this.expanded = this.expanded.filter((g) => g !== series && !g.startsWith(series + "/"));
+    this.savePrefs();
+    this.renderUngroupedList();
+    void this.loadScene(null);
+  }
+
+  private renderUngroupedList(): void {
+    clear(this.ungroupBox);
+    this.body.dataset.ungrouped = JSON.stringify(this.view.ungroup);
+    if (!this.view.ungroup.length) return;
+    this.ungroupBox.appendChild(el("h3", { text: `Ungrouped series (${this.view.ungroup.length})` }));
+    const ul = el("ul", { className: "gx-list" });
+    for (const name of this.view.ungroup) {
+      const again = el("button", { className: "gx-link", text: "regroup", "data-regroup": name });
+      again.addEventListener("click", () => this.setGrouped(name, true));
+      ul.appendChild(el("li", {}, el("span", { text: `${name} ` }), again));
+    }
+    this.ungroupBox.appendChild(ul);
   }
 
   private renderHiddenList(): void {
@@ -697,7 +796,7 @@ export class App {
       this.frame = 0;
       const t0 = performance.now();
       this.renderer.resize();
-      const stats = this.renderer.draw(this.model, this.vp, this.st);
+      const stats = timed("gx:draw", () => this.renderer.draw(this.model, this.vp, this.st));
       if (this.miniDirty && !this.miniTimer) {
         // rebuilt in its own task after the frame, so a big scene's first paint is not delayed
         this.miniTimer = window.setTimeout(() => {
@@ -705,11 +804,11 @@ export class App {
           this.miniDirty = false;
           const col = this.renderer.colorer;
           const pal = this.renderer.palette;
-          this.minimap.rebuild(this.model, pal, (i) => {
+          timed("gx:minimap", () => this.minimap.rebuild(this.model, pal, (i) => {
             const n = this.model!.nodes[i];
             if (this.st.hidden.has(n.name)) return pal.background;
             return col?.fill(n) ?? (n.kind === "op" ? pal.opStroke : pal.metaFill);
-          });
+          }));
           const [mw, mh] = this.renderer.size();
           this.minimap.draw(this.vp, mw, mh, this.renderer.palette);
         }, 0);
@@ -728,24 +827,18 @@ export class App {
   }
 }
 
-function hiddenKey(ref: GraphRef): string {
-  return `graph_explorer.hidden.${JSON.stringify([ref.run, ref.tag, ref.kind])}`;
+function sameGraph(a: GraphRef, b: GraphRef): boolean {
+  return a.run === b.run && a.tag === b.tag && a.kind === b.kind && (a.step ?? null) === (b.step ?? null);
 }
 
-function loadHidden(ref: GraphRef): Set<string> {
-  try {
-    const raw = window.localStorage.getItem(hiddenKey(ref));
-    const list = raw ? JSON.parse(raw) : [];
-    return new Set(Array.isArray(list) ? list.filter((x) => typeof x === "string") : []);
-  } catch {
-    return new Set();
-  }
+function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-function saveHidden(ref: GraphRef, hidden: Set<string>): void {
-  try {
-    window.localStorage.setItem(hiddenKey(ref), JSON.stringify([...hidden]));
-  } catch {
-    /* storage disabled: the choice lasts for this page only */
-  }
+/** Runs fn; leaves a performance measure (visible to benches and devtools) when it took > 16 ms. */
+function timed<T>(name: string, fn: () => T): T {
+  const t0 = performance.now();
+  const out = fn();
+  if (performance.now() - t0 > 16) performance.measure(name, { start: t0, end: performance.now() });
+  return out;
 }

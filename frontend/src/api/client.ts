@@ -1,6 +1,22 @@
 // Typed requests to the plugin's routes (all URLs relative to the plugin base).
 // Every failure becomes an ApiError carrying the server's own message.
-import type { GraphRef, Job, Listing, NodeDetails, Scene, SearchAnswer, UploadAnswer } from "./types";
+import type { GraphRef, Job, Listing, NodeDetails, Scene, SceneDelta, SearchAnswer, UploadAnswer } from "./types";
+
+/** The user's switches that change how one graph is built; sent to every per-graph route. */
+export interface ViewOptions {
+  extract: boolean; // auto-extraction of high-degree nodes to side columns
+  ungroup: string[]; // SeriesNode names shown as their members
+}
+
+export const DEFAULT_VIEW: ViewOptions = { extract: true, ungroup: [] };
+
+// URLs are relative to the plugin base (the iframe's <base href>). A Web Worker resolves
+// relative URLs against its own script, so it sets the base explicitly.
+let base: string | null = null;
+export function setBase(b: string): void {
+  base = b;
+}
+const resolve = (url: string) => (base === null ? url : new URL(url, base).href);
 
 export class ApiError extends Error {
   constructor(message: string, readonly status: number) {
@@ -29,7 +45,7 @@ async function errorFrom(resp: Response): Promise<ApiError> {
 async function getJson<T>(url: string, init?: RequestInit): Promise<{ status: number; body: T }> {
   let resp: Response;
   try {
-    resp = await fetch(url, init);
+    resp = await fetch(resolve(url), init);
   } catch (e) {
     throw new ApiError(`cannot reach the server: ${(e as Error).message}`, 0);
   }
@@ -42,9 +58,11 @@ async function getJson<T>(url: string, init?: RequestInit): Promise<{ status: nu
   }
 }
 
-export function refParams(ref: GraphRef): URLSearchParams {
+export function refParams(ref: GraphRef, view: ViewOptions = DEFAULT_VIEW): URLSearchParams {
   const p = new URLSearchParams({ run: ref.run, tag: ref.tag, kind: ref.kind });
   if (ref.step !== null && ref.step !== undefined) p.set("step", String(ref.step));
+  if (!view.extract) p.set("extract", "off");
+  if (view.ungroup.length) p.set("ungroup", JSON.stringify([...view.ungroup].sort()));
   return p;
 }
 
@@ -56,20 +74,11 @@ export type ProgressFn = (job: Job) => void;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** GET scene; while the server answers 202 Job, poll the job and report its stage. */
-export async function fetchScene(
-  ref: GraphRef,
-  expanded: string[],
-  onProgress: ProgressFn,
-  isCurrent: () => boolean = () => true,
-): Promise<Scene> {
-  const p = refParams(ref);
-  p.set("expanded", JSON.stringify(expanded));
-  p.set("wait", "1"); // let the server answer within 1 s before falling back to a 202 Job
-  const url = `scene?${p}`;
+/** GET a route that may answer 202 Job: poll the job, reporting its stage, until the answer is ready. */
+async function getWithJob<T>(url: string, onProgress: ProgressFn, isCurrent: () => boolean): Promise<T> {
   for (let attempt = 0; ; attempt++) {
-    const { status, body } = await getJson<Scene | Job>(url);
-    if (status !== 202) return body as Scene;
+    const { status, body } = await getJson<T | Job>(url);
+    if (status !== 202) return body as T;
     let job = body as Job;
     onProgress(job);
     let delay = 100;
@@ -81,21 +90,51 @@ export async function fetchScene(
       onProgress(job);
     }
     if (job.state === "failed") throw new ApiError(job.error || `failed at stage ${job.stage}`, 500);
-    if (attempt > 20) throw new ApiError("the scene never became ready", 500);
+    if (attempt > 20) throw new ApiError("the answer never became ready", 500);
   }
 }
 
-export async function fetchNode(ref: GraphRef, name: string): Promise<NodeDetails> {
-  const p = refParams(ref);
-  p.set("name", name);
-  return (await getJson<NodeDetails>(`node?${p}`)).body;
+/** GET scene; while the server answers 202 Job, poll the job and report its stage. */
+export async function fetchScene(
+  ref: GraphRef,
+  expanded: string[],
+  onProgress: ProgressFn,
+  isCurrent: () => boolean = () => true,
+  view: ViewOptions = DEFAULT_VIEW,
+): Promise<Scene> {
+  const p = refParams(ref, view);
+  p.set("expanded", JSON.stringify(expanded));
+  p.set("wait", "1"); // let the server answer within 1 s before falling back to a 202 Job
+  return getWithJob<Scene>(`scene?${p}`, onProgress, isCurrent);
 }
 
-export async function fetchSearch(ref: GraphRef, q: string, op: string): Promise<SearchAnswer> {
-  const p = refParams(ref);
+/** GET scene_delta: what changes from the expansion state ``from`` to ``expanded``. */
+export async function fetchSceneDelta(
+  ref: GraphRef,
+  from: string[],
+  expanded: string[],
+  onProgress: ProgressFn,
+  isCurrent: () => boolean = () => true,
+  view: ViewOptions = DEFAULT_VIEW,
+): Promise<SceneDelta> {
+  const p = refParams(ref, view);
+  p.set("from", JSON.stringify(from));
+  p.set("expanded", JSON.stringify(expanded));
+  p.set("wait", "1");
+  return getWithJob<SceneDelta>(`scene_delta?${p}`, onProgress, isCurrent);
+}
+
+export async function fetchNode(ref: GraphRef, name: string, view: ViewOptions = DEFAULT_VIEW): Promise<NodeDetails> {
+  const p = refParams(ref, view);
+  p.set("name", name);
+  return getWithJob<NodeDetails>(`node?${p}`, () => undefined, () => true);
+}
+
+export async function fetchSearch(ref: GraphRef, q: string, op: string, view: ViewOptions = DEFAULT_VIEW): Promise<SearchAnswer> {
+  const p = refParams(ref, view);
   p.set("q", q);
   p.set("op", op);
-  return (await getJson<SearchAnswer>(`search?${p}`)).body;
+  return getWithJob<SearchAnswer>(`search?${p}`, () => undefined, () => true);
 }
 
 export async function upload(bytes: ArrayBuffer, filename: string): Promise<UploadAnswer> {

@@ -32,6 +32,7 @@ export interface Palette {
   mutedText: string;
   edge: string;
   edgeLabel: string;
+  reversedEdge: string;
   selected: string;
   traced: string;
   unknown: string;
@@ -48,6 +49,7 @@ export const LIGHT: Palette = {
   mutedText: "#5f6368",
   edge: "#9aa0a6",
   edgeLabel: "#5f6368",
+  reversedEdge: "#8e24aa",
   selected: "#f57c00",
   traced: "#e53935",
   unknown: "#e0e0e0",
@@ -64,6 +66,7 @@ export const DARK: Palette = {
   mutedText: "#9aa0a6",
   edge: "#80868b",
   edgeLabel: "#bdc1c6",
+  reversedEdge: "#ce93d8",
   selected: "#ffb74d",
   traced: "#ff6e6e",
   unknown: "#5f6368",

@@ -2,6 +2,7 @@
 // build: O(nodes + edges). Queries touch only the grid cells of the asked rectangle,
 // so drawing and hit-testing cost what is visible, not what exists.
 import type { Scene, SceneEdge, SceneNode } from "../api/types";
+import type { Slicer } from "./slicer";
 
 export interface Rect {
   x0: number;
@@ -52,10 +53,25 @@ export class SpatialGrid {
   }
 }
 
+/** The parts of a SceneModel, computed by `SceneModel.build` in time slices. */
+interface Parts {
+  nodes: SceneNode[];
+  depth: Int32Array;
+  byName: Map<string, number>;
+  bounds: Rect;
+  nodeGrid: SpatialGrid;
+  edgeGrid: SpatialGrid;
+  edgeBox: Rect[];
+  inEdges: number[][];
+  outEdges: number[][];
+}
+
+const EVERY = 511; // loops ask the slicer whether to yield every 512 items
+
 export class SceneModel {
   readonly nodes: SceneNode[];
   readonly edges: SceneEdge[];
-  readonly byName = new Map<string, number>();
+  readonly byName: Map<string, number>;
   /** depth of each node in the expanded tree (0 = top level); drawing goes parents first */
   readonly depth: Int32Array;
   readonly edgeBox: Rect[];
@@ -69,58 +85,110 @@ export class SceneModel {
   readonly inEdges: number[][];
   readonly outEdges: number[][];
 
-  constructor(readonly scene: Scene) {
+  private constructor(readonly scene: Scene, p: Parts) {
     this.edges = scene.edges;
-    const n = scene.nodes.length;
+    this.nodes = p.nodes;
+    this.depth = p.depth;
+    this.byName = p.byName;
+    this.bounds = p.bounds;
+    this.nodeGrid = p.nodeGrid;
+    this.edgeGrid = p.edgeGrid;
+    this.edgeBox = p.edgeBox;
+    this.inEdges = p.inEdges;
+    this.outEdges = p.outEdges;
+    this.nodeSeen = new Uint32Array(p.nodes.length);
+    this.edgeSeen = new Uint32Array(scene.edges.length);
+  }
+
+  /**
+   * Indexes a scene: O(nodes + edges), in slices of `slicer.budgetMs` so a 50k-node scene
+   * never blocks the main thread for long. Node order = drawing order: parents first
+   * (a stable counting sort by depth), so a numeric sort of ids is a draw sort.
+   */
+  static async build(scene: Scene, slicer: Slicer): Promise<SceneModel> {
+    const src = scene.nodes;
+    const n = src.length;
     const names = new Map<string, number>();
-    scene.nodes.forEach((node, i) => names.set(node.name, i));
-    const depth0 = new Int32Array(n);
     for (let i = 0; i < n; i++) {
-      let d = 0;
-      let p = scene.nodes[i].parent;
-      while (p !== null && d < 1000) {
-        const pi = names.get(p);
-        if (pi === undefined) break;
-        d++;
-        p = scene.nodes[pi].parent;
-      }
-      depth0[i] = d;
+      names.set(src[i].name, i);
+      if ((i & EVERY) === 0 && slicer.due()) await slicer.yield();
     }
-    // index order = drawing order (parents first), so a numeric sort of ids is a draw sort
-    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => depth0[a] - depth0[b] || a - b);
-    this.nodes = order.map((i) => scene.nodes[i]);
-    this.depth = new Int32Array(n);
-    order.forEach((old, i) => (this.depth[i] = depth0[old]));
-    this.nodes.forEach((node, i) => this.byName.set(node.name, i));
+    const depth0 = new Int32Array(n).fill(-1);
+    let maxDepth = 0;
+    for (let i = 0; i < n; i++) {
+      if (depth0[i] < 0) {
+        // walk up to the first node whose depth is known (or the top), then fill the path
+        const path: number[] = [];
+        let known = -1;
+        for (let j = i; path.length <= n; ) {
+          if (depth0[j] >= 0) {
+            known = depth0[j];
+            break;
+          }
+          path.push(j);
+          const p = src[j].parent;
+          const pj = p === null ? undefined : names.get(p);
+          if (pj === undefined) break;
+          j = pj;
+        }
+        let d = known + 1;
+        for (let q = path.length - 1; q >= 0; q--) if (depth0[path[q]] < 0) depth0[path[q]] = d++;
+      }
+      maxDepth = Math.max(maxDepth, depth0[i]);
+      if ((i & EVERY) === 0 && slicer.due()) await slicer.yield();
+    }
+    const counts = new Int32Array(maxDepth + 2);
+    for (let i = 0; i < n; i++) counts[depth0[i] + 1]++;
+    for (let d = 1; d < counts.length; d++) counts[d] += counts[d - 1];
+    const nodes: SceneNode[] = new Array(n);
+    const depth = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const at = counts[depth0[i]]++;
+      nodes[at] = src[i];
+      depth[at] = depth0[i];
+    }
+    const byName = new Map<string, number>();
     let x0 = 0, y0 = 0, x1 = scene.width || 1, y1 = scene.height || 1;
-    for (const node of this.nodes) {
+    for (let i = 0; i < n; i++) {
+      const node = nodes[i];
+      byName.set(node.name, i);
       x0 = Math.min(x0, node.x - node.width / 2);
       y0 = Math.min(y0, node.y - node.height / 2);
       x1 = Math.max(x1, node.x + node.width / 2);
       y1 = Math.max(y1, node.y + node.height / 2);
+      if ((i & EVERY) === 0 && slicer.due()) await slicer.yield();
     }
-    this.bounds = { x0, y0, x1, y1 };
     const cell = Math.max(64, Math.sqrt(((x1 - x0) * (y1 - y0)) / Math.max(1, n)) * 2);
-    this.nodeGrid = new SpatialGrid(cell, x1 + 1);
-    this.edgeGrid = new SpatialGrid(cell, x1 + 1);
-    this.nodes.forEach((node, i) => this.nodeGrid.insert(i, nodeRect(node)));
-    this.inEdges = this.nodes.map(() => []);
-    this.outEdges = this.nodes.map(() => []);
-    this.edgeBox = this.edges.map((e, i) => {
+    const nodeGrid = new SpatialGrid(cell, x1 + 1);
+    const edgeGrid = new SpatialGrid(cell, x1 + 1);
+    for (let i = 0; i < n; i++) {
+      nodeGrid.insert(i, nodeRect(nodes[i]));
+      if ((i & EVERY) === 0 && slicer.due()) await slicer.yield();
+    }
+    const inEdges: number[][] = new Array(n);
+    const outEdges: number[][] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      inEdges[i] = [];
+      outEdges[i] = [];
+    }
+    const edges = scene.edges;
+    const edgeBox: Rect[] = new Array(edges.length);
+    for (let i = 0; i < edges.length; i++) {
+      const e = edges[i];
       let ex0 = Infinity, ey0 = Infinity, ex1 = -Infinity, ey1 = -Infinity;
       for (const [px, py] of e.points) {
         ex0 = Math.min(ex0, px); ey0 = Math.min(ey0, py);
         ex1 = Math.max(ex1, px); ey1 = Math.max(ey1, py);
       }
       const box = e.points.length ? { x0: ex0, y0: ey0, x1: ex1, y1: ey1 } : { x0: 0, y0: 0, x1: 0, y1: 0 };
-      if (e.points.length) this.edgeGrid.insert(i, box);
-      const s = this.byName.get(e.source), t = this.byName.get(e.target);
-      if (s !== undefined) this.outEdges[s].push(i);
-      if (t !== undefined) this.inEdges[t].push(i);
-      return box;
-    });
-    this.nodeSeen = new Uint32Array(n);
-    this.edgeSeen = new Uint32Array(this.edges.length);
+      if (e.points.length) edgeGrid.insert(i, box);
+      const s = byName.get(e.source), t = byName.get(e.target);
+      if (s !== undefined) outEdges[s].push(i);
+      if (t !== undefined) inEdges[t].push(i);
+      edgeBox[i] = box;
+      if ((i & EVERY) === 0 && slicer.due()) await slicer.yield();
+    }
+    return new SceneModel(scene, { nodes, depth, byName, bounds: { x0, y0, x1, y1 }, nodeGrid, edgeGrid, edgeBox, inEdges, outEdges });
   }
 
   node(name: string): SceneNode | undefined {

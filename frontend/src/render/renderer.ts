@@ -7,6 +7,9 @@ import { SceneModel, type Rect } from "./model";
 import { Viewport } from "./viewport";
 
 export const MIN_LABEL_PX = 7; // smallest on-screen font size worth drawing
+/** On-screen dash patterns (px): control edges dotted, reversed (cycle) edges long-dashed. */
+export const CONTROL_DASH = [2, 2];
+export const REVERSED_DASH = [7, 3];
 const FONT = "Roboto, 'Helvetica Neue', Arial, sans-serif";
 
 export interface DrawState {
@@ -84,7 +87,7 @@ export class Renderer {
     }
     // 2. edges, batched by style into one path each (thousands of strokes cost too much)
     const edgeIds = model.edgesIn(view);
-    const batches = new Map<string, { path: Path2D; arrows: Path2D; color: string; width: number; dash: boolean }>();
+    const batches = new Map<string, { path: Path2D; arrows: Path2D; color: string; width: number; dash: number[] | null }>();
     const arrows = k >= 0.15;
     for (const i of edgeIds) {
       const e = model.edges[i];
@@ -92,13 +95,16 @@ export class Renderer {
       const traced = st.tracedEdges?.has(i) ?? false;
       const width = Math.max(0.75 / k, traced ? Math.max(e.width, 2 / k) : e.width);
       const wq = Math.round(width * k * 4) / 4; // quantised on-screen width
-      const key = `${e.kind === "control" ? "c" : "d"}${traced ? "t" : ""}${wq}`;
+      const reversed = (e as { reversed?: boolean }).reversed === true; // laid out against the flow (cycle)
+      const key = `${e.kind === "control" ? "c" : "d"}${reversed ? "r" : ""}${traced ? "t" : ""}${wq}`;
       let b = batches.get(key);
       if (!b) {
-        b = { path: new Path2D(), arrows: new Path2D(), color: traced ? this.palette.traced : this.palette.edge, width: wq / k, dash: e.kind === "control" };
+        const color = traced ? this.palette.traced : reversed ? this.palette.reversedEdge : this.palette.edge;
+        const dash = reversed ? REVERSED_DASH : e.kind === "control" ? CONTROL_DASH : null;
+        b = { path: new Path2D(), arrows: new Path2D(), color, width: wq / k, dash };
         batches.set(key, b);
       }
-      edgePath(b.path, e.points, k > 0.08);
+      edgePath(b.path, e.points, k > 0.08, 1.5 / k);
       if (arrows) {
         const size = Math.max(3, Math.min(8, e.width * 1.5 + 2.5));
         const pts = e.points;
@@ -110,7 +116,7 @@ export class Renderer {
     for (const b of batches.values()) {
       ctx.strokeStyle = b.color;
       ctx.lineWidth = b.width;
-      ctx.setLineDash(b.dash ? [2 / k, 2 / k] : []);
+      ctx.setLineDash(b.dash ? b.dash.map((d) => d / k) : []);
       ctx.stroke(b.path);
       if (arrows) {
         ctx.fillStyle = b.color;
@@ -381,7 +387,7 @@ export class Renderer {
 }
 
 /** Appends an edge's polyline (smoothed through its bend points when `smooth`) to a path. */
-function edgePath(path: Path2D, pts: number[][], smooth: boolean): void {
+function edgePath(path: Path2D, pts: number[][], smooth: boolean, minStep = 0): void {
   path.moveTo(pts[0][0], pts[0][1]);
   if (smooth && pts.length > 2) {
     for (let i = 1; i < pts.length - 1; i++) {
@@ -391,7 +397,17 @@ function edgePath(path: Path2D, pts: number[][], smooth: boolean): void {
       path.quadraticCurveTo(x1, y1, last ? x2 : (x1 + x2) / 2, last ? y2 : (y1 + y2) / 2);
     }
   } else {
-    for (let i = 1; i < pts.length; i++) path.lineTo(pts[i][0], pts[i][1]);
+    // zoomed out: drop bends closer than `minStep` (world units ~ 1.5 screen px) to the last kept one
+    let [lx, ly] = pts[0];
+    const last = pts.length - 1;
+    for (let i = 1; i < last; i++) {
+      const [x, y] = pts[i];
+      if (Math.abs(x - lx) + Math.abs(y - ly) < minStep) continue;
+      path.lineTo(x, y);
+      lx = x;
+      ly = y;
+    }
+    path.lineTo(pts[last][0], pts[last][1]);
   }
 }
 

@@ -11,6 +11,7 @@ export interface InfoActions {
   isGroup(name: string): boolean;
   isExpanded(name: string): boolean;
   trace(name: string): void;
+  ungroup(series: string): void;
 }
 
 function kv(rows: [string, string | null | undefined][]): HTMLElement {
@@ -61,7 +62,7 @@ export function renderInfo(box: HTMLElement, d: NodeDetails, act: InfoActions): 
       ["kind", d.kind],
       ["op", d.op],
       ["device", d.device],
-      ["ops inside", d.cardinality > 1 ? String(d.cardinality) : null],
+      ["ops inside", d.kind === "meta" || d.kind === "series" || d.cardinality > 1 ? String(d.cardinality) : null],
       ["series", d.series],
       ["template", d.template],
     ]),
@@ -76,6 +77,11 @@ export function renderInfo(box: HTMLElement, d: NodeDetails, act: InfoActions): 
     const b = el("button", { text: act.isExpanded(d.name) ? "Collapse" : "Expand", "data-action": "expand" });
     b.addEventListener("click", () => act.toggleExpand(d.name));
     actions.appendChild(b);
+  }
+  if (d.kind === "series") {
+    const u = el("button", { text: "Ungroup series", "data-action": "ungroup", title: "Show the members of this series one by one" });
+    u.addEventListener("click", () => act.ungroup(d.name));
+    actions.appendChild(u);
   }
   const tr = el("button", { text: "Trace inputs", "data-action": "trace" });
   tr.addEventListener("click", () => act.trace(d.name));

@@ -1,8 +1,8 @@
 // The app's CSS, injected once as a <style> element (TensorBoard's CSP allows inline styles).
 export const CSS = `
-.gx-root{--bg:#fff;--fg:#202124;--muted:#5f6368;--border:#dadce0;--panel:#f8f9fa;--accent:#f57c00;--err-bg:#fdecea;--err-fg:#b3261e;
+.gx-root{--bg:#fff;--fg:#202124;--muted:#5f6368;--border:#dadce0;--panel:#f8f9fa;--accent:#f57c00;--err-bg:#fdecea;--err-fg:#b3261e;--warn-bg:#fef7e0;--warn-fg:#7a4f01;
   position:fixed;inset:0;display:flex;flex-direction:column;font:13px Roboto,'Helvetica Neue',Arial,sans-serif;background:var(--bg);color:var(--fg)}
-.gx-root.gx-dark{--bg:#202124;--fg:#e8eaed;--muted:#9aa0a6;--border:#3c4043;--panel:#292a2d;--accent:#ffb74d;--err-bg:#5c1f1b;--err-fg:#f8d7d4}
+.gx-root.gx-dark{--bg:#202124;--fg:#e8eaed;--muted:#9aa0a6;--border:#3c4043;--panel:#292a2d;--accent:#ffb74d;--err-bg:#5c1f1b;--err-fg:#f8d7d4;--warn-bg:#4a3b10;--warn-fg:#fde293}
 .gx-toolbar{display:flex;flex-wrap:wrap;gap:6px 10px;align-items:center;padding:6px 8px;border-bottom:1px solid var(--border);background:var(--panel)}
 .gx-toolbar label{display:flex;gap:4px;align-items:center;color:var(--muted)}
 .gx-toolbar select{max-width:170px}
@@ -16,6 +16,10 @@ export const CSS = `
 .gx-bar>div{height:100%;width:0;background:var(--accent);transition:width .15s}
 .gx-error{display:none;padding:8px 12px;background:var(--err-bg);color:var(--err-fg);white-space:pre-wrap;word-break:break-word;border-bottom:1px solid var(--border)}
 .gx-error.gx-on{display:block}
+.gx-warn{display:none;padding:3px 10px;font-size:12px;color:var(--warn-fg);background:var(--warn-bg);border-bottom:1px solid var(--border);white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.gx-warn.gx-on{display:block}
+.gx-warn-icon{margin-right:6px}
+.gx-toolbar .gx-check{gap:3px}
 .gx-main{flex:1;display:flex;min-height:0}
 .gx-stage{position:relative;flex:1;min-width:0}
 .gx-canvas{position:absolute;inset:0;width:100%;height:100%;display:block;touch-action:none;cursor:grab}
@@ -25,6 +29,7 @@ export const CSS = `
 .gx-legend.gx-on{display:block}
 .gx-legend div{display:flex;align-items:center;gap:6px;margin:2px 0;overflow:hidden;white-space:nowrap;text-overflow:ellipsis}
 .gx-swatch{flex:0 0 14px;height:10px;border:1px solid var(--border)}
+.gx-edge-swatch{flex:0 0 22px;height:0}
 .gx-grad{flex:0 0 80px;height:10px;border:1px solid var(--border)}
 .gx-status{position:absolute;left:10px;top:8px;right:220px;color:var(--muted);font-size:12px;pointer-events:none;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .gx-empty{position:absolute;inset:0;display:none;align-items:center;justify-content:center;color:var(--muted);font-size:15px;text-align:center;padding:20px}

@@ -26,6 +26,7 @@ export class Toolbar {
   readonly file = el("input", { type: "file", accept: ".pbtxt,.pb,.txt", className: "gx-hidden-file", "data-upload": "" });
   readonly uploadBtn = el("button", { text: "Upload…", title: "Open a GraphDef (.pbtxt or .pb) from disk" });
   readonly fitBtn = el("button", { text: "Fit", "data-action": "fit", title: "Fit to screen (F)" });
+  readonly extract = el("input", { type: "checkbox", "data-toggle": "extract", title: "Move high-degree nodes to side columns (auto-extraction)" });
   readonly color = el("select", { "data-picker": "color", title: "Colour by" });
   readonly trace = el("select", { "data-picker": "trace", title: "Trace the selected node" });
   readonly query = el("input", { type: "search", placeholder: "search name (regex)", "data-search": "q", size: 16 });
@@ -36,6 +37,7 @@ export class Toolbar {
     for (const m of COLOR_MODES) this.color.appendChild(option(m.id, m.label));
     for (const [v, l] of [["off", "off"], ["inputs", "inputs"], ["outputs", "outputs"], ["both", "inputs + outputs"]])
       this.trace.appendChild(option(v, l));
+    this.extract.checked = true;
     this.uploadBtn.addEventListener("click", () => this.file.click());
     const lab = (text: string, c: HTMLElement) => el("label", {}, text, c);
     this.root.append(
@@ -47,6 +49,7 @@ export class Toolbar {
       this.file,
       el("span", { className: "gx-sep" }),
       this.fitBtn,
+      el("label", { className: "gx-check", title: "Auto-extract high-degree nodes to side columns" }, this.extract, "Extract"),
       lab("Colour", this.color),
       lab("Trace", this.trace),
       el("span", { className: "gx-sep" }),

@@ -1,0 +1,61 @@
+// Messages between the app (main thread) and the scene worker (src/worker/scene_worker.ts).
+// A scene travels as a head, then node and edge chunks: each chunk is a message of its own,
+// so the main thread deserialises a 50k-node scene in many short tasks, not one long one.
+import type { ViewOptions } from "./client";
+import type { GraphRef, Job, Scene, SceneDelta, SceneEdge, SceneNode } from "./types";
+
+export type SceneHead = Omit<Scene, "nodes" | "edges"> & { nNodes: number; nEdges: number };
+
+export interface LoadRequest {
+  type: "load";
+  id: number;
+  base: string; // absolute plugin base URL: the worker resolves routes against it
+  ref: GraphRef;
+  view: ViewOptions;
+  expanded: string[];
+  /** the expansion state the app shows now; the worker may answer with /scene_delta from it */
+  from: string[] | null;
+}
+
+export interface CancelRequest {
+  type: "cancel";
+  id: number;
+}
+
+export type WorkerRequest = LoadRequest | CancelRequest;
+
+export type WorkerAnswer =
+  | { id: number; type: "progress"; job: Job }
+  | { id: number; type: "head"; head: SceneHead; via: "scene" | "delta" }
+  | { id: number; type: "nodes"; nodes: SceneNode[] }
+  | { id: number; type: "edges"; edges: SceneEdge[] }
+  | { id: number; type: "done" }
+  | { id: number; type: "error"; message: string; status: number };
+
+export const NODE_CHUNK = 2000;
+export const EDGE_CHUNK = 1000;
+
+/** The scene after a delta: removed nodes dropped, upserted ones replaced or appended. */
+export function applyDelta(old: Scene, d: SceneDelta): Scene {
+  const removed = new Set(d.removed_nodes);
+  const upserts = new Map(d.upserted_nodes.map((n) => [n.name, n]));
+  const nodes: SceneNode[] = [];
+  for (const n of old.nodes) {
+    if (removed.has(n.name)) continue;
+    const u = upserts.get(n.name);
+    nodes.push(u ?? n);
+    if (u) upserts.delete(n.name);
+  }
+  for (const n of upserts.values()) nodes.push(n);
+  const stats = (d as SceneDelta & { stats?: Record<string, unknown> }).stats;
+  return {
+    graph: old.graph,
+    expanded: d.expanded,
+    nodes,
+    edges: d.edges,
+    width: d.width,
+    height: d.height,
+    stats: stats ? { ...old.stats, ...stats } : old.stats,
+    version: d.version,
+  };
+}

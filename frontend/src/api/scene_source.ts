@@ -1,0 +1,117 @@
+// Where the app gets scenes from: the scene worker when it runs (fetch + JSON.parse off the
+// main thread, scenes arriving in chunks, /scene_delta for expand/collapse), else the same
+// requests on the main thread. A worker that fails to start or dies falls back for good.
+import * as api from "./client";
+import type { SceneHead, WorkerAnswer, WorkerRequest } from "./scene_protocol";
+import type { GraphRef, Scene, SceneEdge, SceneNode } from "./types";
+
+export const WORKER_PATH = "static/scene_worker.js";
+
+interface Pending {
+  onProgress: api.ProgressFn;
+  head: SceneHead | null;
+  via: "scene" | "delta";
+  nodes: SceneNode[];
+  edges: SceneEdge[];
+  resolve: (s: { scene: Scene; via: string }) => void;
+  reject: (e: Error) => void;
+}
+
+class WorkerGone extends Error {}
+
+export class SceneSource {
+  private worker: Worker | null = null;
+  private pending = new Map<number, Pending>();
+  private nextId = 1;
+  /** "worker" while the worker serves scenes, "main" after a fallback (published for tests). */
+  mode: "worker" | "main" = "main";
+
+  constructor(private readonly base: string = document.baseURI) {
+    try {
+      this.worker = new Worker(new URL(WORKER_PATH, base).href);
+      this.worker.onmessage = (ev: MessageEvent<WorkerAnswer>) => this.receive(ev.data);
+      this.worker.onerror = (ev) => {
+        ev.preventDefault();
+        this.fallBack();
+      };
+      this.mode = "worker";
+    } catch {
+      this.worker = null;
+    }
+  }
+
+  private fallBack(): void {
+    this.worker?.terminate();
+    this.worker = null;
+    this.mode = "main";
+    for (const p of this.pending.values()) p.reject(new WorkerGone("scene worker failed"));
+    this.pending.clear();
+  }
+
+  private receive(m: WorkerAnswer): void {
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    switch (m.type) {
+      case "progress":
+        p.onProgress(m.job);
+        break;
+      case "head":
+        p.head = m.head;
+        p.via = m.via;
+        break;
+      case "nodes":
+        for (const n of m.nodes) p.nodes.push(n);
+        break;
+      case "edges":
+        for (const e of m.edges) p.edges.push(e);
+        break;
+      case "done": {
+        this.pending.delete(m.id);
+        const { nNodes: _n, nEdges: _e, ...rest } = p.head!;
+        p.resolve({ scene: { ...rest, nodes: p.nodes, edges: p.edges }, via: p.via });
+        break;
+      }
+      case "error":
+        this.pending.delete(m.id);
+        p.reject(new api.ApiError(m.message, m.status));
+        break;
+    }
+  }
+
+  /**
+   * The scene of `ref` with `expanded` open. `from` is the expansion state on screen: the
+   * worker may then fetch only the difference (/scene_delta). `via` says how it came.
+   */
+  async load(
+    ref: GraphRef,
+    view: api.ViewOptions,
+    expanded: string[],
+    from: string[] | null,
+    onProgress: api.ProgressFn,
+    isCurrent: () => boolean,
+  ): Promise<{ scene: Scene; via: string }> {
+    if (this.worker) {
+      const id = this.nextId++;
+      const req: WorkerRequest = { type: "load", id, base: new URL(".", this.base).href, ref, view, expanded, from };
+      try {
+        return await new Promise((resolve, reject) => {
+          this.pending.set(id, { onProgress, head: null, via: "scene", nodes: [], edges: [], resolve, reject });
+          this.worker!.postMessage(req);
+        });
+      } catch (e) {
+        if (!(e instanceof WorkerGone)) throw e;
+      }
+    }
+    const scene = await api.fetchScene(ref, expanded, onProgress, isCurrent, view);
+    return { scene, via: "main" };
+  }
+
+  /** Forget a load the app no longer wants (its answer is dropped). */
+  cancel(): void {
+    for (const [id, p] of this.pending) {
+      this.worker?.postMessage({ type: "cancel", id } satisfies WorkerRequest);
+      p.reject(new api.ApiError("superseded", 0));
+    }
+    this.pending.clear();
+  }
+}
