@@ -15,14 +15,20 @@ beside the op that uses them), extended to the noise of today's writers:
 Pre-condition: raw edge columns from phase 3.
 Post-condition: ``slim.embedding``/``slim.owner`` set for every op, ``owner[i]`` is a MAIN
 op for every embedding; ``slim.in_embeddings``/``out_embeddings`` list embeddings beside
-main ops; base edges join two distinct MAIN ops (an edge into an embedding is re-targeted
-to its owner; an edge out of an in-embedding is not a base edge); every raw edge touching
-an embedding is also kept in ``slim.embedding_edges``.
+main ops; base edges join two MAIN ops, distinct unless the GraphDef itself has a self
+loop (an edge into an embedding is re-targeted to its owner; an edge out of an
+in-embedding is not a base edge); every raw edge touching an embedding is also kept in
+``slim.embedding_edges``.
+
+Cost: O(V + E) numpy passes over the raw edge columns; Python loops only over the ops
+whose first consumer (producer) is itself an embedding, and over base edges with shapes.
 """
 
 from __future__ import annotations
 
 import re
+
+import numpy as np
 
 from tb_graph_plugin.graph.edges import tensor_size
 from tb_graph_plugin.graph.model import (
@@ -54,51 +60,83 @@ def _is_resource_handle(slim: SlimGraph, i: int) -> bool:
     return key in attr and attr[key].type == _DT_RESOURCE
 
 
-def _roles(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_col) -> list[int]:
+def _roles(slim: SlimGraph, options: SlimGraphOptions, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Candidate role of every op (by op type; variable handles and their reads)."""
     ops = slim.ops
     in_ops = set(options.in_embedding_ops)
     if options.embed_torch_noise:
         in_ops |= options.torch_noise_ops
     out_re = re.compile(options.out_embedding_pattern)
-    by_op: dict[str, int] = {}
-    for op in set(ops):
-        by_op[op] = IN_EMBEDDING if op in in_ops else (OUT_EMBEDDING if out_re.match(op) else MAIN)
-    roles = [by_op[op] for op in ops]
-    handles = set()
+    code_of = {op: k for k, op in enumerate(dict.fromkeys(ops))}
+    codes = np.fromiter(map(code_of.__getitem__, ops), dtype=np.int32, count=len(ops))
+    by_code = np.array([IN_EMBEDDING if op in in_ops else (OUT_EMBEDDING if out_re.match(op) else MAIN)
+                        for op in code_of], dtype=np.int8)
+    roles = by_code[codes] if len(ops) else np.zeros(0, dtype=np.int8)
     if options.embed_variable_reads:
-        maybe = _HANDLE_OPS | {"VarHandleOp"}
-        for i, op in enumerate(ops):
-            if op in maybe and roles[i] == MAIN and _is_resource_handle(slim, i):
-                roles[i] = IN_EMBEDDING
-                handles.add(i)
-    if handles:
-        for s, d in zip(src_col, dst_col):
-            if s in handles and ops[d] == "ReadVariableOp":
-                roles[d] = IN_EMBEDDING
+        maybe = [code_of[op] for op in _HANDLE_OPS | {"VarHandleOp"} if op in code_of]
+        handles = np.zeros(len(ops), dtype=bool)
+        for i in np.flatnonzero(np.isin(codes, maybe) & (roles == MAIN)).tolist():
+            if _is_resource_handle(slim, i):
+                handles[i] = True
+        if handles.any():
+            roles[handles] = IN_EMBEDDING
+            read = code_of.get("ReadVariableOp")
+            if read is not None:
+                roles[dst[handles[src] & (codes[dst] == read)]] = IN_EMBEDDING
     return roles
 
 
-def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_col, kind_col,
-                     out_col) -> None:
-    n = slim.n_nodes
-    roles = _roles(slim, options, src_col, dst_col)
+def _first_other_end(ends_from: np.ndarray, ends_to: np.ndarray, mask: np.ndarray, n: int):
+    """For each op: the other end of its first edge among ``mask`` (-1 if none)."""
+    first = np.full(n, -1, dtype=np.int64)
+    idx = np.flatnonzero(mask)
+    if len(idx):
+        heads, pos = np.unique(ends_from[idx], return_index=True)
+        first[heads] = ends_to[idx[pos]]
+    return first
+
+
+def _owners(roles: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Main op each embedding sits beside; embeddings with none become MAIN (in ``roles``).
+
+    An in-embedding's owner is its first consumer that is (or is owned by) a main op; an
+    out-embedding's, its first producer. The usual case - the first consumer (producer)
+    is a main op - is read off with numpy; the rest follow the chain in op order, exactly
+    as a depth-first walk from each op in id order would.
+    """
+    n = len(roles)
+    owner = np.full(n, -1, dtype=np.int64)
+    r_src, r_dst = roles[src], roles[dst]
+    first_in = _first_other_end(src, dst, r_src == IN_EMBEDDING, n)
+    first_out = _first_other_end(dst, src, r_dst == OUT_EMBEDDING, n)
+    first = np.where(roles == IN_EMBEDDING, first_in, np.where(roles == OUT_EMBEDDING, first_out, -1))
+    done = (roles != MAIN) & (first >= 0)
+    done[done] = roles[first[done]] == MAIN  # first consumer/producer is a main op
+    owner[done] = first[done]
+    rest = np.flatnonzero((roles != MAIN) & ~done).tolist()
+    if rest:
+        _walk_owners(roles, owner, done, rest, src, dst, r_src, r_dst)
+    return owner
+
+
+def _walk_owners(roles, owner, done, rest, src, dst, r_src, r_dst) -> None:
+    need = np.zeros(len(roles), dtype=bool)
+    need[rest] = True
     consumers: dict[int, list[int]] = {}
     producers: dict[int, list[int]] = {}
-    for s, d in zip(src_col, dst_col):
-        if roles[s] == IN_EMBEDDING:
-            consumers.setdefault(s, []).append(d)
-        if roles[d] == OUT_EMBEDDING:
-            producers.setdefault(d, []).append(s)
-
-    owner = [-1] * n
-    state = [0] * n  # 0 unseen, 1 in progress, 2 done
+    sel = need[src] & (r_src == IN_EMBEDDING)
+    for s, d in zip(src[sel].tolist(), dst[sel].tolist()):
+        consumers.setdefault(s, []).append(d)
+    sel = need[dst] & (r_dst == OUT_EMBEDDING)
+    for s, d in zip(src[sel].tolist(), dst[sel].tolist()):
+        producers.setdefault(d, []).append(s)
+    role = roles.tolist()
+    own = owner.tolist()
+    state = [2 if x else 0 for x in done.tolist()]  # 0 unseen, 1 in progress, 2 done
 
     def resolve(i: int) -> int:
-        # Iterative resolution of the main op an embedding chain ends at.
-        if roles[i] == MAIN:
-            return i
         if state[i] == 2:
-            return owner[i]
+            return own[i]
         stack = [i]
         while stack:
             j = stack[-1]
@@ -106,16 +144,16 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_co
                 stack.pop()
                 continue
             state[j] = 1
-            nexts = consumers.get(j, ()) if roles[j] == IN_EMBEDDING else producers.get(j, ())
+            nexts = consumers.get(j, ()) if role[j] == IN_EMBEDDING else producers.get(j, ())
             found = -1
             pending = None
             for k in nexts:
-                if roles[k] == MAIN:
+                if role[k] == MAIN:
                     found = k
                     break
                 if state[k] == 2:
-                    if owner[k] >= 0:
-                        found = owner[k]
+                    if own[k] >= 0:
+                        found = own[k]
                         break
                 elif state[k] == 0:
                     pending = k
@@ -123,69 +161,85 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_co
             if found < 0 and pending is not None:
                 stack.append(pending)
                 continue
-            owner[j] = found
+            own[j] = found
             state[j] = 2
             stack.pop()
-        return owner[i]
+        return own[i]
 
-    for i in range(n):
-        if roles[i] != MAIN and resolve(i) < 0:
-            roles[i] = MAIN  # nothing to sit beside: stays in the main graph
-    for i in range(n):
-        if roles[i] == MAIN:
-            owner[i] = -1
-    slim.embedding = roles
-    slim.owner = owner
+    for i in rest:
+        if role[i] != MAIN and resolve(i) < 0:
+            role[i] = MAIN  # nothing to sit beside: stays in the main graph
+            roles[i] = MAIN
+    for i in rest:
+        owner[i] = own[i] if role[i] != MAIN else -1
 
-    in_emb, out_emb = slim.in_embeddings, slim.out_embeddings
-    shapes = slim.output_shapes
-    e_src, e_dst, e_kind, e_out, e_size = (slim.edge_src, slim.edge_dst, slim.edge_kind,
-                                           slim.edge_output, slim.edge_size)
-    emb_edges = slim.embedding_edges
-    # (main op * n + embedding) pairs already listed: a NoOp fed by thousands of variable
-    # reads would make a list-membership test quadratic.
-    listed: set[int] = set()
-    for s, d, k, o in zip(src_col, dst_col, kind_col, out_col):
-        rs, rd = roles[s], roles[d]
-        if rs == MAIN and rd == MAIN:
-            src, dst = s, d
-        else:
-            emb_edges.append((s, d, k, o))
-            if rs == IN_EMBEDDING:
-                m = d if rd == MAIN else owner[d]
-                key = m * n + s
-                if key not in listed:
-                    listed.add(key)
-                    in_emb.setdefault(m, []).append(s)
-                continue
-            if rd == OUT_EMBEDDING and rs == MAIN and owner[d] == s:
-                key = s * n + d
-                if key not in listed:
-                    listed.add(key)
-                    out_emb.setdefault(s, []).append(d)
-                continue
-            if rs == OUT_EMBEDDING and rd != MAIN:
-                continue
-            src = s if rs == MAIN else owner[s]
-            dst = d if rd == MAIN else owner[d]
-            if src == dst:
-                continue
-        e_src.append(src)
-        e_dst.append(dst)
-        e_kind.append(k)
-        e_out.append(o)
-        if k == EDGE_CONTROL:
-            e_size.append(1)
-        else:
-            sh = shapes[s]
-            e_size.append(tensor_size(sh[o]) if sh is not None and 0 <= o < len(sh) else 1)
-    # Every embedding is listed beside at least its owner.
-    for i in range(n):
-        r = roles[i]
-        if r == MAIN:
-            continue
-        m = owner[i]
-        key = m * n + i
-        if key not in listed:
-            listed.add(key)
-            (in_emb if r == IN_EMBEDDING else out_emb).setdefault(m, []).append(i)
+
+def _grouped(keys: np.ndarray, values: np.ndarray, n: int) -> dict[int, list[int]]:
+    """{key: [values]} of (key, value) pairs: first occurrences only, in order of appearance."""
+    if not len(keys):
+        return {}
+    _, first = np.unique(keys * n + values, return_index=True)
+    first.sort()
+    keys, values = keys[first], values[first]
+    uniq, key_first, inv = np.unique(keys, return_index=True, return_inverse=True)
+    by_appearance = np.argsort(key_first, kind="stable")
+    rank = np.empty_like(by_appearance)
+    rank[by_appearance] = np.arange(len(by_appearance))
+    rank_of = rank[inv.reshape(-1)]
+    vals = values[np.argsort(rank_of, kind="stable")].tolist()
+    ends = np.cumsum(np.bincount(rank_of)).tolist()
+    starts = [0] + ends[:-1]
+    return {k: vals[a:b] for k, a, b in zip(uniq[by_appearance].tolist(), starts, ends)}
+
+
+def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_col, kind_col,
+                     out_col) -> None:
+    n = slim.n_nodes
+    src = np.asarray(src_col, dtype=np.int64).reshape(-1)
+    dst = np.asarray(dst_col, dtype=np.int64).reshape(-1)
+    kind = np.asarray(kind_col, dtype=np.int64).reshape(-1)
+    out = np.asarray(out_col, dtype=np.int64).reshape(-1)
+    roles = _roles(slim, options, src, dst)
+    owner = _owners(roles, src, dst)
+    slim.embedding = roles.tolist()
+    slim.owner = owner.tolist()
+
+    r_src, r_dst = roles[src], roles[dst]
+    o_src, o_dst = owner[src], owner[dst]
+    main_src, main_dst = r_src == MAIN, r_dst == MAIN
+    other = ~(main_src & main_dst)
+    emb = np.flatnonzero(other)
+    slim.embedding_edges = list(zip(src[emb].tolist(), dst[emb].tolist(), kind[emb].tolist(),
+                                    out[emb].tolist()))
+    # An in-embedding is listed beside the op it feeds (or that op's owner), not a base edge.
+    listed_in = other & (r_src == IN_EMBEDDING)
+    # An out-embedding is listed beside its producer when that producer is its owner.
+    listed_out = other & ~listed_in & (r_dst == OUT_EMBEDDING) & main_src & (o_dst == src)
+    dropped = other & (r_src == OUT_EMBEDDING) & ~main_dst
+    e_src = np.where(main_src, src, o_src)
+    e_dst = np.where(main_dst, dst, o_dst)
+    # a re-targeted edge inside one op's embeddings vanishes; a main op's own self loop stays
+    base = ~other | (~(listed_in | listed_out | dropped) & (e_src != e_dst))
+    slim.edge_src = e_src[base].tolist()
+    slim.edge_dst = e_dst[base].tolist()
+    slim.edge_kind = kinds = kind[base].tolist()
+    slim.edge_output = outs = out[base].tolist()
+    if slim.has_shape_info:
+        shapes = slim.output_shapes
+        sizes = []
+        for s, k, o in zip(src[base].tolist(), kinds, outs):
+            sh = shapes[s] if k != EDGE_CONTROL else None
+            sizes.append(tensor_size(sh[o]) if sh is not None and 0 <= o < len(sh) else 1)
+        slim.edge_size = sizes
+    else:
+        slim.edge_size = [1] * len(kinds)
+
+    # Every embedding is listed beside at least its owner (after the ops it feeds).
+    ids = np.arange(n, dtype=np.int64)
+    own_in, own_out = roles == IN_EMBEDDING, roles == OUT_EMBEDDING
+    slim.in_embeddings = _grouped(
+        np.concatenate([np.where(main_dst, dst, o_dst)[listed_in], owner[own_in]]),
+        np.concatenate([src[listed_in], ids[own_in]]), n)
+    slim.out_embeddings = _grouped(
+        np.concatenate([src[listed_out], owner[own_out]]),
+        np.concatenate([dst[listed_out], ids[own_out]]), n)
