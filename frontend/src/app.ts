@@ -46,7 +46,7 @@ export class App {
   private readonly renderer = new Renderer(this.canvas);
   private readonly minimap: Minimap;
   private readonly vp = new Viewport();
-  private listing: Listing = { runs: [], version: 1 };
+  private listing: Listing = { runs: [], default: null, version: 1 };
   private ref: GraphRef | null = null;
   private expanded: string[] = [];
   private model: SceneModel | null = null;
@@ -175,6 +175,9 @@ export class App {
 
   /** The first (run, tag, kind) that holds a graph; op graphs preferred. */
   private pickDefault(): GraphRef | null {
+    // the server names the graph it warms up first: open that one
+    const d = this.listing.default;
+    if (d) return { run: d.run, tag: d.tag, kind: d.kind, step: d.step ?? null };
     for (const pref of ["op", "conceptual", "profile"] as GraphKind[])
       for (const r of this.listing.runs)
         for (const t of r.tags) if (kindsOf(t).includes(pref)) return { run: r.run, tag: t.tag, kind: pref, step: null };
@@ -340,7 +343,14 @@ export class App {
     this.body.dataset.sceneNodes = String(model?.nodes.length ?? 0);
     this.body.dataset.sceneEdges = String(model?.edges.length ?? 0);
     renderWarnings(this.warnings, model);
-    if (this.st.selected && !model?.node(this.st.selected)) this.st.selected = null;
+    if (this.st.selected && !model?.node(this.st.selected)) {
+      // the selected node is gone (collapsed, ungrouped, other graph): so is its info pane
+      this.st.selected = null;
+      clear(this.infoBox);
+      this.body.dataset.infoName = "";
+    }
+    this.st.hover = null;
+    this.status.textContent = "";
     this.body.dataset.selected = this.st.selected ?? "";
     this.refreshColors();
     this.updateTrace();

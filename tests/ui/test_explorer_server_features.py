@@ -40,6 +40,7 @@ def test_series_ungroup_and_regroup_persist(page, explorer, tmp_path):
                             "&& document.body.dataset.status === 'ready'")
     frame.wait_for_function("!window.graphExplorer.nodes().some(n => n.kind === 'series')", timeout=60000)
     assert sum(1 for n in nodes(frame) if n["op"] == "AddV2") >= 7
+    assert ds(frame, "infoName") == "" and ds(frame, "selected") == "", "the info pane still shows the gone series"
     page.screenshot(path=str(page_shot_path("series_ungrouped")))
     frame.click(f"[data-regroup={json.dumps(s['name'])}]")
     frame.wait_for_function("window.graphExplorer.nodes().some(n => n.kind === 'series')", timeout=60000)
