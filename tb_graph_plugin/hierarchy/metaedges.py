@@ -5,8 +5,9 @@ the MetaEdge between the ancestors of its ends that are children of their lowest
 ancestor (LCA); a MetaEdge sums the tensor sizes of its base edges; groups remember
 whether they hold a non-control edge; ``h.max_metaedge_size`` is the largest sum.
 
-LCA queries are memoized per (parent group of src, parent group of dst) pair, so the cost
-is O(E + P * depth) for P distinct parent pairs (most edges stay inside one group).
+LCA queries are answered once per distinct (parent group of src, parent group of dst) pair,
+so the cost is O(E log E + P * depth) for P such pairs (most edges stay inside one group);
+the per-edge work (parents, bundling by (src child, dst child), sums) is numpy.
 
 Pre-condition: the group tree is final (series made); previous metaedges are discarded.
 Post-condition: every base edge id is in exactly one MetaEdge; a MetaEdge's ``src`` and
@@ -15,6 +16,8 @@ base edges' ``edge_size``; ``n_control`` counts its control edges.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from tb_graph_plugin.graph.model import EDGE_CONTROL, EDGE_REFERENCE
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge
@@ -25,8 +28,9 @@ __all__ = ["build_metaedges"]
 def build_metaedges(h: Hierarchy) -> None:
     n = h.n_ops
     groups = h.groups
+    total = n + len(groups)
     parent = list(h.op_parent) + [g.parent for g in groups]
-    level = [0] * (n + len(groups))
+    level = [0] * total
     for g in h.walk_groups():  # pre-order: parents first
         if g.parent >= 0:
             level[g.id] = level[g.parent] + 1
@@ -37,12 +41,8 @@ def build_metaedges(h: Hierarchy) -> None:
         if p >= 0:
             level[i] = level[p] + 1
 
-    tables: list[dict] = [dict() for _ in groups]
-    memo: dict[tuple[int, int], tuple[int, int, int]] = {}
-
-    def lca(ps: int, pd: int) -> tuple[int, int, int]:
-        # -> (lca group, child of lca holding ps or -1 if ps is lca, same for pd)
-        a, b = ps, pd
+    def lca(a: int, b: int) -> tuple[int, int, int]:
+        # -> (lca group, child of lca holding a or -1 if a is lca, same for b)
         ca = cb = -1
         while level[a] > level[b]:
             ca, a = a, parent[a]
@@ -54,37 +54,44 @@ def build_metaedges(h: Hierarchy) -> None:
         return a, ca, cb
 
     slim = h.slim
-    e_kind, e_size = slim.edge_kind, slim.edge_size
-    biggest = 0
-    for e, (s, d) in enumerate(zip(slim.edge_src, slim.edge_dst)):
-        ps, pd = parent[s], parent[d]
-        if ps == pd:
-            owner, a, b = ps, s, d
-        else:
-            key = (ps, pd)
-            hit = memo.get(key)
-            if hit is None:
-                hit = memo[key] = lca(ps, pd)
-            owner, ca, cb = hit
-            a = s if ca < 0 else ca
-            b = d if cb < 0 else cb
-        table = tables[owner - n]
-        me = table.get((a, b))
-        if me is None:
-            me = table[(a, b)] = MetaEdge(a, b)
-        me.base_edges.append(e)
-        me.size += e_size[e]
-        k = e_kind[e]
-        if k == EDGE_CONTROL:
-            me.n_control += 1
-        elif k == EDGE_REFERENCE:
-            me.n_reference += 1
-    for g, table in zip(groups, tables):
-        if table:
-            g.metaedges = list(table.values())
-            for me in g.metaedges:
-                if me.size > biggest:
-                    biggest = me.size
-                if me.n_control != len(me.base_edges):
-                    g.has_non_control_edges = True
-    h.max_metaedge_size = biggest
+    h.max_metaedge_size = 0
+    if not slim.n_edges:
+        return
+    src = np.asarray(slim.edge_src, dtype=np.int64)
+    dst = np.asarray(slim.edge_dst, dtype=np.int64)
+    par = np.asarray(parent, dtype=np.int64)
+    ps, pd = par[src], par[dst]
+    a, b = src.copy(), dst.copy()  # the ends' ancestors that are children of the LCA
+    cross = np.flatnonzero(ps != pd)
+    if len(cross):
+        pairs, inv = np.unique(ps[cross] * total + pd[cross], return_inverse=True)
+        found = np.array([lca(p // total, p % total) for p in pairs.tolist()],
+                         dtype=np.int64).reshape(-1, 3)[inv.reshape(-1)]
+        a[cross] = np.where(found[:, 1] < 0, src[cross], found[:, 1])
+        b[cross] = np.where(found[:, 2] < 0, dst[cross], found[:, 2])
+    # One MetaEdge per (a, b), in order of first appearance; base edges in edge order.
+    keys, first, inv = np.unique(a * total + b, return_index=True, return_inverse=True)
+    by_appearance = np.argsort(first)
+    rank = np.empty_like(by_appearance)
+    rank[by_appearance] = np.arange(len(keys))
+    rank_of = rank[inv.reshape(-1)]
+    members = np.argsort(rank_of, kind="stable")
+    counts = np.bincount(rank_of, minlength=len(keys))
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    sizes = np.add.reduceat(np.asarray(slim.edge_size, dtype=np.int64)[members], starts)
+    kind = np.asarray(slim.edge_kind, dtype=np.int64)
+    n_control = np.bincount(rank_of[kind == EDGE_CONTROL], minlength=len(keys))
+    n_reference = np.bincount(rank_of[kind == EDGE_REFERENCE], minlength=len(keys))
+    heads = first[by_appearance]
+    owners = par[a[heads]]
+    edge_ids = members.tolist()
+    for g_id, x, y, lo, hi, size, nc, nr in zip(
+        (owners - n).tolist(), a[heads].tolist(), b[heads].tolist(), starts.tolist(),
+        ends.tolist(), sizes.tolist(), n_control.tolist(), n_reference.tolist()
+    ):
+        g = groups[g_id]
+        g.metaedges.append(MetaEdge(x, y, edge_ids[lo:hi], size, nc, nr))
+        if nc != hi - lo:
+            g.has_non_control_edges = True
+    h.max_metaedge_size = int(sizes.max())
