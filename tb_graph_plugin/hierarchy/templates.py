@@ -35,7 +35,7 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
     groups = h.groups
     rounds = h.options.template_rounds
     pre = list(h.walk_groups())
-    op_colour: dict[str, int] = {}
+    op_colour = {op: hash(("op", op)) for op in set(ops)}
     # The hash is a pure function of (is_series, child colours in order, edges by position):
     # the 48 identical layers of a deep model are refined once, then looked up.
     memo: dict[tuple, int] = {}
@@ -46,18 +46,15 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
         if not children:
             g.structure_hash = hash(("empty", g.is_series))
             continue
-        colour = []
-        for c in children:
-            if c < n:
-                op = ops[c]
-                col = op_colour.get(op)
-                if col is None:
-                    col = op_colour[op] = hash(("op", op))
-                colour.append(col)
-            else:
-                colour.append(groups[c - n].structure_hash)
-        pos = {c: k for k, c in enumerate(children)}
-        edges = [(pos[me.src], pos[me.dst], me.kind) for me in g.metaedges]
+        colour = [op_colour[ops[c]] if c < n else groups[c - n].structure_hash for c in children]
+        if g.metaedges:
+            pos = {c: k for k, c in enumerate(children)}
+            edges = [(pos[me.src], pos[me.dst],
+                      "control" if me.n_control == len(me.base_edges)
+                      else ("reference" if me.n_reference else "data"))  # MetaEdge.kind, inlined
+                     for me in g.metaedges]
+        else:
+            edges = []
         key = (g.is_series, tuple(colour), tuple(edges))
         cached = memo.get(key)
         if cached is not None:
