@@ -830,6 +830,7 @@ export class App {
       d.drawnEdges = String(stats.edges);
       d.drawnLabels = String(stats.labels);
       d.drawMs = stats.ms.toFixed(1);
+      d.drawEdgeMs = stats.edgeMs.toFixed(1);
       d.maxDrawMs = Math.max(Number(d.maxDrawMs ?? 0), performance.now() - t0).toFixed(1);
       d.scale = this.vp.k.toFixed(4);
       d.frames = String(Number(d.frames ?? 0) + 1);

@@ -25,6 +25,7 @@ export interface DrawStats {
   edges: number;
   labels: number;
   ms: number;
+  edgeMs: number; // of which building and stroking the edges
 }
 
 export class Renderer {
@@ -68,7 +69,7 @@ export class Renderer {
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.fillStyle = this.palette.background;
     ctx.fillRect(0, 0, w, h);
-    const stats: DrawStats = { nodes: 0, edges: 0, labels: 0, ms: 0 };
+    const stats: DrawStats = { nodes: 0, edges: 0, labels: 0, ms: 0, edgeMs: 0 };
     if (!model) return stats;
     const k = vp.k;
     ctx.setTransform(dpr * k, 0, 0, dpr * k, dpr * vp.tx, dpr * vp.ty);
@@ -86,12 +87,15 @@ export class Renderer {
       }
     }
     // 2. edges, batched by style into one path each (thousands of strokes cost too much)
+    const tEdges = performance.now();
     const edgeIds = model.edgesIn(view);
     const batches = new Map<string, { path: Path2D; arrows: Path2D; color: string; width: number; dash: number[] | null }>();
     const arrows = k >= 0.15;
     for (const i of edgeIds) {
       const e = model.edges[i];
       if (e.points.length < 2 || isHidden(e.source) || isHidden(e.target)) continue;
+      const box = model.edgeBox[i];
+      if ((box.x1 - box.x0 + box.y1 - box.y0) * k < 1.5 && !st.tracedEdges?.has(i)) continue; // under the node dots anyway
       const traced = st.tracedEdges?.has(i) ?? false;
       const width = Math.max(0.75 / k, traced ? Math.max(e.width, 2 / k) : e.width);
       const wq = Math.round(width * k * 4) / 4; // quantised on-screen width
@@ -124,6 +128,7 @@ export class Renderer {
       }
     }
     ctx.setLineDash([]);
+    stats.edgeMs = performance.now() - tEdges;
     // 3. other nodes: small ones batched by fill colour, large ones drawn one by one
     const small = new Map<string, Path2D>();
     const outline = new Path2D();
