@@ -14,7 +14,7 @@ resolvable input, in op order then input order; ``slim.dangling`` lists the othe
 
 from __future__ import annotations
 
-from itertools import chain, repeat
+from itertools import accumulate, chain, repeat
 
 from tb_graph_plugin.graph.model import (
     EDGE_CONTROL,
@@ -64,25 +64,25 @@ def read_edges(slim: SlimGraph, inputs: list[list[str]]):
     if ":" in joined or joined.startswith("^") or "\n^" in joined:
         return _read_edges_slow(slim, inputs)
     lens = [len(raws) for raws in inputs]
-    flat = [raw for raws in inputs for raw in raws]
     dst_col = list(chain.from_iterable(map(repeat, range(len(lens)), lens)))
+    starts = list(accumulate(lens, initial=0))
     get = index.get
-    src_col = [get(raw, -1) for raw in flat]
-    kind_col = [EDGE_DATA] * len(flat)
-    out_col = [0] * len(flat)
+    # the input strings are not kept (a few MB at 50k ops): a miss is read again by position
+    src_col = [get(raw, -1) for raws in inputs for raw in raws]
+    kind_col = [EDGE_DATA] * len(src_col)
+    out_col = [0] * len(src_col)
     ops = slim.ops
     if REFERENCE_EDGE_OPS.intersection(ops):
-        start = 0
         for dst, n_in in enumerate(lens):
             if n_in and ops[dst] in REFERENCE_EDGE_OPS:
-                kind_col[start] = EDGE_REFERENCE
-            start += n_in
+                kind_col[starts[dst]] = EDGE_REFERENCE
     dangling = slim.dangling
     missing = False
     for e, src in enumerate(src_col):
         if src >= 0:
             continue
-        raw = flat[e]
+        dst = dst_col[e]
+        raw = inputs[dst][e - starts[dst]]
         if raw.startswith("^"):
             name, out, kind = raw[1:], -1, EDGE_CONTROL
         else:
@@ -90,7 +90,7 @@ def read_edges(slim: SlimGraph, inputs: list[list[str]]):
             kind = kind_col[e]
         src = get(name)
         if src is None:
-            dangling.append(DanglingInput(dst_col[e], raw))
+            dangling.append(DanglingInput(dst, raw))
             missing = True
             continue
         src_col[e] = src

@@ -174,11 +174,17 @@ def _walk_owners(roles, owner, done, rest, src, dst, r_src, r_dst) -> None:
         owner[i] = own[i] if role[i] != MAIN else -1
 
 
-def _grouped(keys: np.ndarray, values: np.ndarray, n: int) -> dict[int, list[int]]:
+def _shared(ids: list[int], arr: np.ndarray) -> list[int]:
+    """``arr.tolist()`` made of the int objects in ``ids`` (op ids): one object per op id,
+    not one per mention, as the per-edge loop had (a few MB at 50k ops)."""
+    return list(map(ids.__getitem__, arr.tolist()))
+
+
+def _grouped(keys: np.ndarray, values: np.ndarray, ids: list[int]) -> dict[int, list[int]]:
     """{key: [values]} of (key, value) pairs: first occurrences only, in order of appearance."""
     if not len(keys):
         return {}
-    _, first = np.unique(keys * n + values, return_index=True)
+    _, first = np.unique(keys * len(ids) + values, return_index=True)
     first.sort()
     keys, values = keys[first], values[first]
     uniq, key_first, inv = np.unique(keys, return_index=True, return_inverse=True)
@@ -186,10 +192,10 @@ def _grouped(keys: np.ndarray, values: np.ndarray, n: int) -> dict[int, list[int
     rank = np.empty_like(by_appearance)
     rank[by_appearance] = np.arange(len(by_appearance))
     rank_of = rank[inv.reshape(-1)]
-    vals = values[np.argsort(rank_of, kind="stable")].tolist()
+    vals = _shared(ids, values[np.argsort(rank_of, kind="stable")])
     ends = np.cumsum(np.bincount(rank_of)).tolist()
     starts = [0] + ends[:-1]
-    return {k: vals[a:b] for k, a, b in zip(uniq[by_appearance].tolist(), starts, ends)}
+    return {k: vals[a:b] for k, a, b in zip(_shared(ids, uniq[by_appearance]), starts, ends)}
 
 
 def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_col, kind_col,
@@ -209,7 +215,8 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_co
     main_src, main_dst = r_src == MAIN, r_dst == MAIN
     other = ~(main_src & main_dst)
     emb = np.flatnonzero(other)
-    slim.embedding_edges = list(zip(src[emb].tolist(), dst[emb].tolist(), kind[emb].tolist(),
+    ids = list(range(n))
+    slim.embedding_edges = list(zip(_shared(ids, src[emb]), _shared(ids, dst[emb]), kind[emb].tolist(),
                                     out[emb].tolist()))
     # An in-embedding is listed beside the op it feeds (or that op's owner), not a base edge.
     listed_in = other & (r_src == IN_EMBEDDING)
@@ -220,8 +227,8 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_co
     e_dst = np.where(main_dst, dst, o_dst)
     # a re-targeted edge inside one op's embeddings vanishes; a main op's own self loop stays
     base = ~other | (~(listed_in | listed_out | dropped) & (e_src != e_dst))
-    slim.edge_src = e_src[base].tolist()
-    slim.edge_dst = e_dst[base].tolist()
+    slim.edge_src = _shared(ids, e_src[base])
+    slim.edge_dst = _shared(ids, e_dst[base])
     slim.edge_kind = kinds = kind[base].tolist()
     slim.edge_output = outs = out[base].tolist()
     if slim.has_shape_info:
@@ -235,11 +242,11 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_co
         slim.edge_size = [1] * len(kinds)
 
     # Every embedding is listed beside at least its owner (after the ops it feeds).
-    ids = np.arange(n, dtype=np.int64)
+    every = np.arange(n, dtype=np.int64)
     own_in, own_out = roles == IN_EMBEDDING, roles == OUT_EMBEDDING
     slim.in_embeddings = _grouped(
         np.concatenate([np.where(main_dst, dst, o_dst)[listed_in], owner[own_in]]),
-        np.concatenate([src[listed_in], ids[own_in]]), n)
+        np.concatenate([src[listed_in], every[own_in]]), ids)
     slim.out_embeddings = _grouped(
         np.concatenate([src[listed_out], owner[own_out]]),
-        np.concatenate([dst[listed_out], ids[own_out]]), n)
+        np.concatenate([dst[listed_out], every[own_out]]), ids)
