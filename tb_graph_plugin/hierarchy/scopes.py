@@ -51,10 +51,18 @@ def build_scopes(h: Hierarchy) -> None:
         return g.id
 
     embedding = slim.embedding
+    known = scope_ids.get
+    root_id = root.id
     for i, name in enumerate(slim.names):
         if embedding[i] != MAIN:
             continue
         j = name.rfind("/")
-        gid = scope_id(name[:j]) if j > 0 else root.id
+        if j > 0:
+            scope = name[:j]
+            gid = known(scope)
+            if gid is None:
+                gid = scope_id(scope)
+        else:
+            gid = root_id
         groups[gid - n].children.append(i)
         op_parent[i] = gid

@@ -13,6 +13,8 @@ device / XLA cluster; the root's cardinality is the number of MAIN ops.
 
 from __future__ import annotations
 
+import numpy as np
+
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
 __all__ = ["compute_stats"]
@@ -22,13 +24,18 @@ def compute_stats(h: Hierarchy) -> None:
     n = h.n_ops
     slim = h.slim
     ops, devices, xla = slim.ops, slim.devices, slim.xla_clusters
-    in_emb, out_emb, owner = slim.in_embeddings, slim.out_embeddings, slim.owner
+    any_device, any_xla = any(devices), any(xla)
+    # embeddings owned by each main op (an embedding is listed beside its owner, and
+    # maybe beside other consumers too: counted once, for its owner)
+    owners = np.asarray(slim.owner, dtype=np.int64)
+    owned = np.bincount(owners[owners >= 0], minlength=n).tolist() if n else []
     groups = h.groups
     pre = list(h.walk_groups())
     for g in pre:
         g.level = 0 if g.parent < 0 else groups[g.parent - n].level + 1
     for g in reversed(pre):
         card = 0
+        direct = 0  # op children
         emb = 0
         depth = 0
         oh: dict[str, int] = {}
@@ -36,33 +43,31 @@ def compute_stats(h: Hierarchy) -> None:
         xh: dict[str, int] = {}
         for c in g.children:
             if c < n:
-                card += 1
+                direct += 1
+                emb += owned[c]
                 op = ops[c]
                 oh[op] = oh.get(op, 0) + 1
-                dev = devices[c]
-                if dev:
-                    dh[dev] = dh.get(dev, 0) + 1
-                x = xla[c]
-                if x:
-                    xh[x] = xh.get(x, 0) + 1
-                # embeddings owned by this op (listed beside others too, counted once)
-                for lst in (in_emb.get(c, ()), out_emb.get(c, ())):
-                    for e in lst:
-                        if owner[e] == c:
-                            emb += 1
-                if depth < 1:
-                    depth = 1
+                if any_device:
+                    dev = devices[c]
+                    if dev:
+                        dh[dev] = dh.get(dev, 0) + 1
+                if any_xla:
+                    x = xla[c]
+                    if x:
+                        xh[x] = xh.get(x, 0) + 1
             else:
                 sub = groups[c - n]
                 card += sub.cardinality
                 emb += sub.n_embeddings
-                if sub.depth + 1 > depth:
+                if sub.depth >= depth:
                     depth = sub.depth + 1
                 for src, dst in ((sub.op_histogram, oh), (sub.device_histogram, dh),
                                  (sub.xla_histogram, xh)):
                     for k, v in src.items():
                         dst[k] = dst.get(k, 0) + v
-        g.cardinality = card
+        if direct and depth < 1:
+            depth = 1
+        g.cardinality = card + direct
         g.n_embeddings = emb
         g.depth = depth
         g.op_histogram = oh
