@@ -33,7 +33,7 @@ from tb_graph_plugin.hierarchy.scopes import add_group
 
 __all__ = ["detect_op_series", "detect_block_series"]
 
-_OP_SERIES = re.compile(r"^(\D*)(\d+)$")
+_OP_SERIES = re.compile(r"(\D*)(\d+)$")  # matched from the label's start (``match(name, pos)``)
 _DIGITS = re.compile(r"(\d+)")
 
 
@@ -118,20 +118,25 @@ def detect_op_series(h: Hierarchy) -> int:
             continue
         here: list = []
         clusters: dict[tuple[str, str], list[tuple[int, int]]] = {}
-        bare: dict[tuple[str, str], int] = {}
+        plain = []  # op children without a numeric suffix (``add`` may join ``add_1..``)
         for c in g.children:
             if c >= n:
                 continue
             name = names[c]
-            label = name[name.rfind("/") + 1:]
-            m = match(label)
+            m = match(name, name.rfind("/") + 1)
             if m:
-                clusters.setdefault((ops[c], m.group(1)), []).append((int(m.group(2)), c))
+                prefix, number = m.groups()
+                clusters.setdefault((ops[c], prefix), []).append((int(number), c))
             else:
-                bare[(ops[c], label + "_")] = c
-        for key, items in clusters.items():
-            if len(items) + 1 < min_size:
-                continue
+                plain.append(c)
+        big = [(key, items) for key, items in clusters.items() if len(items) + 1 >= min_size]
+        if not big:
+            continue
+        bare: dict[tuple[str, str], int] = {}
+        for c in plain:
+            name = names[c]
+            bare[(ops[c], name[name.rfind("/") + 1:] + "_")] = c
+        for key, items in big:
             if key in bare:
                 items.append((0, bare[key]))
             items.sort()
