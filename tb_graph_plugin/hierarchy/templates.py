@@ -7,7 +7,10 @@ Merkle trees): groups are visited children first; inside a group's metagraph eac
 starts with a colour (an op: its op type; a group: its structure hash), refined
 ``template_rounds`` times by the sorted colours of its in- and out-neighbours (metaedge
 kinds included); the group's ``structure_hash`` hashes the sorted final colours and the
-sorted coloured metaedges. Names, shapes and attrs are ignored.
+sorted coloured metaedges. Names, shapes and attrs are ignored. The hash of a metagraph is
+memoized (the 48 identical layers of a deep model are refined once); metagraphs with at
+least ``BIG_METAGRAPH`` metaedges are refined with numpy (neighbour multisets summed after
+a 64-bit mix instead of sorted).
 
 Groups sharing a hash with at least one other group get the same ``template`` id
 (``T0``, ``T1``, ... numbered in pre-order of their first member); a unique structure
@@ -23,9 +26,46 @@ from __future__ import annotations
 
 from typing import Optional
 
+import numpy as np
+
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
-__all__ = ["hash_templates"]
+__all__ = ["hash_templates", "BIG_METAGRAPH"]
+
+BIG_METAGRAPH = 512
+"""Metagraphs with at least this many metaedges (an optimizer's thousands of update ops)
+are refined with numpy; the hash is a function of the metagraph alone, so isomorphic
+groups (same edge count) always take the same path."""
+
+_KIND_CODE = {"data": 1, "control": 2, "reference": 3}
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_IN, _OUT, _EDGE = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finalizer, elementwise on uint64 (wrapping arithmetic)."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * _M1
+    x = x ^ (x >> np.uint64(27))
+    x = x * _M2
+    return x ^ (x >> np.uint64(31))
+
+
+def _wl_hash_numpy(colour: list[int], edges: list[tuple], rounds: int, is_series: bool) -> int:
+    """The same refinement with multisets summed instead of sorted (order-free either way)."""
+    col = np.array(colour, dtype=np.int64).view(np.uint64)
+    a = np.array([e[0] for e in edges], dtype=np.intp)
+    b = np.array([e[1] for e in edges], dtype=np.intp)
+    k = np.array([_KIND_CODE[e[2]] for e in edges], dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for _ in range(rounds):
+            ins = np.zeros(len(col), dtype=np.uint64)
+            outs = np.zeros(len(col), dtype=np.uint64)
+            np.add.at(outs, a, _mix(col[b] + k * _OUT))
+            np.add.at(ins, b, _mix(col[a] + k * _IN))
+            col = _mix(col ^ _mix(ins + _IN) ^ _mix(outs + _OUT))
+        edge_keys = _mix(_mix(col[a] + _EDGE) ^ (col[b] * _M1) ^ k)
+    return hash((is_series, np.sort(col).tobytes(), np.sort(edge_keys).tobytes()))
 
 
 def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
@@ -59,6 +99,9 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
         cached = memo.get(key)
         if cached is not None:
             g.structure_hash = cached
+            continue
+        if len(edges) >= BIG_METAGRAPH:
+            g.structure_hash = memo[key] = _wl_hash_numpy(colour, edges, rounds, g.is_series)
             continue
         if edges:
             for _ in range(rounds):

@@ -6,6 +6,7 @@ from tensorboard.compat.proto import config_pb2, graph_pb2
 
 from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy, node_details
+from tb_graph_plugin.hierarchy import templates
 from tb_graph_plugin.hierarchy.infer import candidate_prefixes
 from tb_graph_plugin.hierarchy.profile import join_step_stats
 from tests.hierarchy.invariants import check_invariants
@@ -110,6 +111,23 @@ def test_templates_distinguish_structure_not_names():
             ("z/relu", "Relu", []), ("z/mm", "MatMul", ["z/relu"])])
     assert h.template_of("p") == h.template_of("q") is not None
     assert h.template_of("z") is None  # same ops, reversed edge: different structure
+
+
+def test_templates_of_big_metagraphs_numpy_path():
+    # chains of 600 ops (>= BIG_METAGRAPH metaedges): q is p written in reverse GraphDef
+    # order with other names, z differs in one op type in the middle
+    def chain(prefix, ops, reverse=False):
+        nodes = [(f"{prefix}/op{k}", op, [f"{prefix}/op{k - 1}"] if k else [])
+                 for k, op in enumerate(ops)]
+        return nodes[::-1] if reverse else nodes
+
+    ops = ["MatMul" if k % 2 else "Relu" for k in range(600)]
+    odd = list(ops)
+    odd[300] = "Tanh"
+    h = _h(chain("p", ops) + chain("q", ops, reverse=True) + chain("z", odd))
+    assert len(h.metaedges("p")) == 599 >= templates.BIG_METAGRAPH
+    assert h.template_of("p") == h.template_of("q") is not None
+    assert h.template_of("z") is None
 
 
 def test_candidate_prefixes():
