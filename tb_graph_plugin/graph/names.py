@@ -22,9 +22,15 @@ __all__ = ["index_names", "rename_namespace_clashes"]
 
 
 def index_names(slim: SlimGraph) -> list[str]:
+    names = slim.original_names
+    if not slim.index:  # usual case, no duplicate names: one C-level pass
+        index = dict(zip(names, range(len(names))))
+        if len(index) == len(names):
+            slim.index = index
+            return []
     index = slim.index
     duplicates = []
-    for i, name in enumerate(slim.original_names):
+    for i, name in enumerate(names):
         if name in index:
             duplicates.append(name)
             continue
@@ -34,23 +40,22 @@ def index_names(slim: SlimGraph) -> list[str]:
 
 def rename_namespace_clashes(slim: SlimGraph) -> int:
     names = slim.names
-    embedding = slim.embedding
+    # the scopes directly holding a MAIN op, then all their ancestors
+    parents = {name[:j] for name, role in zip(names, slim.embedding)
+               if role == MAIN and (j := name.rfind("/")) > 0}
     namespaces = set()
-    for i, name in enumerate(names):
-        if embedding[i] != MAIN:
-            continue
-        j = name.rfind("/")
+    for scope in parents:
+        j = len(scope)
         while j > 0:
-            scope = name[:j]
-            if scope in namespaces:
+            prefix = scope[:j]
+            if prefix in namespaces:
                 break
-            namespaces.add(scope)
-            j = name.rfind("/", 0, j)
-    renamed = 0
-    for i, name in enumerate(names):
-        if name in namespaces:
-            leaf = name[name.rfind("/") + 1:]
-            names[i] = f"{name}/({leaf})"
-            slim.index.setdefault(names[i], i)
-            renamed += 1
-    return renamed
+            namespaces.add(prefix)
+            j = scope.rfind("/", 0, j)
+    clashes = [i for i, name in enumerate(names) if name in namespaces]
+    for i in clashes:
+        name = names[i]
+        leaf = name[name.rfind("/") + 1:]
+        names[i] = f"{name}/({leaf})"
+        slim.index.setdefault(names[i], i)
+    return len(clashes)
