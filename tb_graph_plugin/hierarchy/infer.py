@@ -48,19 +48,36 @@ def infer_scopes(h: Hierarchy) -> int:
     if opts.infer_scopes is False:
         return 0
     created = 0
+    prefixes: dict[str, list[str]] = {}  # label -> candidate_prefixes(label), labels repeat
     for gid in [g.id for g in h.groups]:  # snapshot: new groups are not revisited
         g = h.groups[gid - h.n_ops]
         if opts.infer_scopes is None and len(g.children) < opts.infer_min_siblings:
             continue
-        created += _infer_in_group(h, g, auto=opts.infer_scopes is None)
+        created += _infer_in_group(h, g, opts.infer_scopes is None, prefixes)
     h.inferred_scopes = created > 0
     return created
 
 
-def _infer_in_group(h: Hierarchy, g, auto: bool) -> int:
+def _chains(h: Hierarchy, children: list[int], prefixes: dict[str, list[str]]) -> list[list[str]]:
+    n, names, groups = h.n_ops, h.slim.names, h.groups
+    chains = []
+    for c in children:
+        if c < n:
+            name = names[c]
+            label = name[name.rfind("/") + 1:]
+        else:
+            label = groups[c - n].label
+        chain = prefixes.get(label)
+        if chain is None:
+            chain = prefixes[label] = candidate_prefixes(label) if "_" in label else []
+        chains.append(chain)
+    return chains
+
+
+def _infer_in_group(h: Hierarchy, g, auto: bool, prefixes: dict[str, list[str]]) -> int:
     opts = h.options
     children = g.children
-    chains = [candidate_prefixes(h.label(c)) for c in children]
+    chains = _chains(h, children, prefixes)
     members: dict[str, int] = {}
     for chain in chains:
         for p in chain:
