@@ -78,9 +78,7 @@ def read_edges(slim: SlimGraph, inputs: list[list[str]]):
                 kind_col[starts[dst]] = EDGE_REFERENCE
     dangling = slim.dangling
     missing = False
-    for e, src in enumerate(src_col):
-        if src >= 0:
-            continue
+    for e in [e for e, src in enumerate(src_col) if src < 0]:
         dst = dst_col[e]
         raw = inputs[dst][e - starts[dst]]
         if raw.startswith("^"):
