@@ -15,7 +15,7 @@ import { loadPrefs, savePrefs } from "./ui/prefs";
 import { CSS } from "./ui/styles";
 import { prefersDark, watchTheme } from "./ui/theme";
 import { Toolbar, kindsOf } from "./ui/toolbar";
-import { renderWarnings } from "./ui/warnings";
+import { renderWarnings, type UploadNote } from "./ui/warnings";
 
 const UPLOAD_RUN = "__upload__";
 type TraceMode = "off" | "inputs" | "outputs" | "both";
@@ -57,6 +57,8 @@ export class App {
   private frame = 0;
   private miniDirty = true;
   private miniTimer = 0;
+  /** What the server said about each upload (by upload id = tag), shown while it is open. */
+  private readonly uploads = new Map<string, UploadNote>();
 
   constructor() {
     this.minimap = new Minimap(this.miniCanvas, (x, y) => {
@@ -165,7 +167,7 @@ export class App {
     const first = this.pickDefault();
     if (!first) {
       this.setStatus("empty");
-      this.empty.textContent = "No graph data in this logdir. Upload a GraphDef (.pbtxt or .pb) to explore it.";
+      this.empty.textContent = "No graph data in this logdir. Upload a GraphDef (.pbtxt or .pb) or an event file to explore it.";
       this.empty.classList.add("gx-on");
       this.bar.fillRuns(this.listing, "");
       return;
@@ -342,7 +344,7 @@ export class App {
     this.model = model;
     this.body.dataset.sceneNodes = String(model?.nodes.length ?? 0);
     this.body.dataset.sceneEdges = String(model?.edges.length ?? 0);
-    renderWarnings(this.warnings, model);
+    renderWarnings(this.warnings, model, this.uploadNote());
     if (this.st.selected && !model?.node(this.st.selected)) {
       // the selected node is gone (collapsed, ungrouped, other graph): so is its info pane
       this.st.selected = null;
@@ -354,6 +356,12 @@ export class App {
     this.body.dataset.selected = this.st.selected ?? "";
     this.refreshColors();
     this.updateTrace();
+  }
+
+  /** The note of the upload being shown, or null when the graph is not an upload. */
+  private uploadNote(): UploadNote | null {
+    const ref = this.ref;
+    return ref && ref.run === UPLOAD_RUN ? this.uploads.get(ref.tag) ?? null : null;
   }
 
   /** Fit the main (non-extracted) graph so a TF2 trace's tall side column cannot shrink it. */
@@ -396,8 +404,11 @@ export class App {
       this.showProgress(null);
       let run = this.listing.runs.find((r) => r.run === UPLOAD_RUN);
       if (!run) this.listing.runs.push((run = { run: UPLOAD_RUN, tags: [] }));
-      if (!run.tags.some((t) => t.tag === ans.graph.tag))
-        run.tags.push({ tag: ans.graph.tag, run_graph: true, op_graph: false, conceptual_graph: false, profile: false, steps: [] });
+      if (!run.tags.some((t) => t.tag === ans.graph.tag)) {
+        const k = ans.graph.kind;
+        run.tags.push({ tag: ans.graph.tag, run_graph: k === "op", op_graph: false, conceptual_graph: k === "conceptual", profile: k === "profile", steps: [] });
+      }
+      this.uploads.set(ans.graph.tag, { filename: f.name, source: ans.source ?? "graph file", warnings: (ans.warnings ?? []).map(String) });
       this.open({ ...ans.graph, step: ans.graph.step ?? null });
     } catch (e) {
       this.showProgress(null);

@@ -18,6 +18,7 @@ export const CSS = `
 .gx-error.gx-on{display:block}
 .gx-warn{display:none;padding:3px 10px;font-size:12px;color:var(--warn-fg);background:var(--warn-bg);border-bottom:1px solid var(--border);white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .gx-warn.gx-on{display:block}
+.gx-warn.gx-info{color:var(--muted);background:var(--panel)}
 .gx-warn-icon{margin-right:6px}
 .gx-toolbar .gx-check{gap:3px}
 .gx-main{flex:1;display:flex;min-height:0}

@@ -23,8 +23,9 @@ export class Toolbar {
   readonly tag = el("select", { "data-picker": "tag", title: "Tag" });
   readonly kind = el("select", { "data-picker": "kind", title: "Graph type" });
   readonly step = el("select", { "data-picker": "step", title: "Step" });
-  readonly file = el("input", { type: "file", accept: ".pbtxt,.pb,.txt", className: "gx-hidden-file", "data-upload": "" });
-  readonly uploadBtn = el("button", { text: "Upload…", title: "Open a GraphDef (.pbtxt or .pb) from disk" });
+  // no `accept` filter: event files are named events.out.tfevents.<time>.<host>, no extension
+  readonly file = el("input", { type: "file", className: "gx-hidden-file", "data-upload": "" });
+  readonly uploadBtn = el("button", { text: "Upload…", title: "Open a GraphDef (.pbtxt or .pb) or an event file (events.out.tfevents.*) from disk" });
   readonly fitBtn = el("button", { text: "Fit", "data-action": "fit", title: "Fit to screen (F)" });
   readonly extract = el("input", { type: "checkbox", "data-toggle": "extract", title: "Move high-degree nodes to side columns (auto-extraction)" });
   readonly color = el("select", { "data-picker": "color", title: "Colour by" });

@@ -1,6 +1,8 @@
 // The graph's warnings in one line above the canvas: inputs naming missing nodes, duplicate
 // node names, profile stats that matched no node, edges reversed to break cycles. Read from
-// scene.stats (filled by the server's scene task) and the scene's edges. Text only.
+// scene.stats (filled by the server's scene task) and the scene's edges. For an uploaded graph
+// the line also says what the upload opened (UploadAnswer.source) and what the server skipped
+// reading it (UploadAnswer.warnings: an event file's corrupt records, ...). Text only.
 import type { SceneModel } from "../render/model";
 import { clear, el } from "./dom";
 
@@ -35,15 +37,39 @@ export function sceneWarnings(model: SceneModel | null): { text: string; detail:
   return out;
 }
 
-export function renderWarnings(box: HTMLElement, model: SceneModel | null): void {
+/** What the server said about an upload, kept while that uploaded graph is shown. */
+export interface UploadNote {
+  filename: string;
+  source: string; // UploadAnswer.source: "graph file", "run graph (step 5)", ...
+  warnings: string[]; // UploadAnswer.warnings
+}
+
+const MAX_UPLOAD_WARNINGS = 3;
+
+export function renderWarnings(box: HTMLElement, model: SceneModel | null, upload: UploadNote | null = null): void {
   clear(box);
   const ws = sceneWarnings(model);
-  box.classList.toggle("gx-on", ws.length > 0);
-  document.body.dataset.warningCount = String(ws.length);
-  if (!ws.length) return;
-  box.appendChild(el("span", { className: "gx-warn-icon", text: "⚠" }));
-  ws.forEach((w, i) => {
-    if (i) box.appendChild(el("span", { className: "gx-muted", text: " · " }));
-    box.appendChild(el("span", { text: w.text, title: w.detail || w.text, "data-warning": "" }));
-  });
+  const uw = upload?.warnings ?? [];
+  const d = document.body.dataset;
+  d.warningCount = String(ws.length);
+  d.uploadWarningCount = String(uw.length);
+  d.uploadSource = upload?.source ?? "";
+  box.classList.toggle("gx-on", ws.length + uw.length > 0 || !!upload);
+  box.classList.toggle("gx-info", ws.length + uw.length === 0); // only what was opened: no alarm colours
+  if (!ws.length && !uw.length && !upload) return;
+  if (ws.length || uw.length) box.appendChild(el("span", { className: "gx-warn-icon", text: "⚠" }));
+  const sep = () => box.appendChild(el("span", { className: "gx-muted", text: " · " }));
+  let first = true;
+  const item = (text: string, title: string, attr: string) => {
+    if (!first) sep();
+    first = false;
+    box.appendChild(el("span", { text, title, [attr]: "" }));
+  };
+  if (upload) item(`uploaded ${upload.filename}: ${upload.source}`, `uploaded ${upload.filename}; opened its ${upload.source}`, "data-upload-info");
+  uw.slice(0, MAX_UPLOAD_WARNINGS).forEach((w) => item(w, w, "data-upload-warning"));
+  if (uw.length > MAX_UPLOAD_WARNINGS) {
+    const rest = uw.slice(MAX_UPLOAD_WARNINGS);
+    item(`${plural(rest.length, "more upload warning", "more upload warnings")}`, rest.join("\n"), "data-upload-warning-more");
+  }
+  ws.forEach((w) => item(w.text, w.detail || w.text, "data-warning"));
 }
