@@ -1,0 +1,74 @@
+// One drawing per animation frame: the scene through the renderer, then the minimap. The
+// minimap's scene bitmap is rebuilt only when marked dirty (new scene, colours, theme, removed
+// nodes, resize), in its own task after the frame so a big scene's first paint is not delayed;
+// pan and zoom only redraw its viewport rectangle. Draw stats go to document.body.dataset.
+import type { Minimap } from "../render/minimap";
+import type { SceneModel } from "../render/model";
+import type { DrawState, Renderer } from "../render/renderer";
+import type { Viewport } from "../render/viewport";
+
+/** Runs fn; leaves a performance measure (visible to benches and devtools) when it took > 16 ms. */
+export function timed<T>(name: string, fn: () => T): T {
+  const t0 = performance.now();
+  const out = fn();
+  if (performance.now() - t0 > 16) performance.measure(name, { start: t0, end: performance.now() });
+  return out;
+}
+
+export class FrameLoop {
+  private frame = 0;
+  private miniDirty = true;
+  private miniTimer = 0;
+
+  constructor(
+    private readonly renderer: Renderer,
+    private readonly minimap: Minimap,
+    private readonly vp: Viewport,
+    private readonly st: () => DrawState,
+    private readonly model: () => SceneModel | null,
+  ) {}
+
+  /** The minimap's bitmap is out of date: rebuild it after the next frame. */
+  minimapDirty(): void {
+    this.miniDirty = true;
+  }
+
+  redraw(): void {
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      const t0 = performance.now();
+      this.renderer.resize();
+      const model = this.model();
+      const stats = timed("gx:draw", () => this.renderer.draw(model, this.vp, this.st()));
+      if (this.miniDirty && !this.miniTimer) this.miniTimer = window.setTimeout(() => this.rebuildMinimap(), 0);
+      const [w, h] = this.renderer.size();
+      this.minimap.draw(this.vp, w, h, this.renderer.palette);
+      const d = document.body.dataset;
+      d.drawnNodes = String(stats.nodes);
+      d.drawnEdges = String(stats.edges);
+      d.drawnLabels = String(stats.labels);
+      d.drawMs = stats.ms.toFixed(1);
+      d.drawEdgeMs = stats.edgeMs.toFixed(1);
+      d.maxDrawMs = Math.max(Number(d.maxDrawMs ?? 0), performance.now() - t0).toFixed(1);
+      d.scale = this.vp.k.toFixed(4);
+      d.frames = String(Number(d.frames ?? 0) + 1);
+    });
+  }
+
+  private rebuildMinimap(): void {
+    this.miniTimer = 0;
+    this.miniDirty = false;
+    const model = this.model();
+    const hidden = this.st().hidden;
+    const col = this.renderer.colorer;
+    const pal = this.renderer.palette;
+    timed("gx:minimap", () => this.minimap.rebuild(model, pal, (i) => {
+      const n = model!.nodes[i];
+      if (hidden.has(n.name)) return pal.background;
+      return col?.fill(n) ?? (n.kind === "op" ? pal.opStroke : pal.metaFill);
+    }));
+    const [w, h] = this.renderer.size();
+    this.minimap.draw(this.vp, w, h, this.renderer.palette);
+  }
+}

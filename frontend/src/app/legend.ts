@@ -1,0 +1,25 @@
+// The legend over the canvas: the colour mode's entries, plus the edge styles that need
+// explaining in this scene (reversed edges of cycles). Text only.
+import type { Colorer, Palette } from "../render/colors";
+import type { SceneModel } from "../render/model";
+import { clear, el } from "../ui/dom";
+
+export function renderLegend(box: HTMLElement, colorer: Colorer, model: SceneModel | null, pal: Palette): void {
+  const entries = colorer.legend();
+  clear(box);
+  for (const e of entries) {
+    const sw = el("span", { className: e.gradient ? "gx-grad" : "gx-swatch" });
+    sw.style.background = e.gradient ? `linear-gradient(to right, ${e.gradient[0]}, ${e.gradient[1]})` : e.color;
+    box.appendChild(el("div", {}, sw, el("span", { text: e.label, title: e.label })));
+  }
+  let edgeEntries = 0;
+  if (model?.edges.some((e) => (e as { reversed?: boolean }).reversed)) {
+    const sw = el("span", { className: "gx-edge-swatch" });
+    sw.style.borderTop = `2px dashed ${pal.reversedEdge}`;
+    box.appendChild(el("div", { "data-legend-edge": "reversed" }, sw, el("span", { text: "edge reversed to break a cycle" })));
+    edgeEntries++;
+  }
+  box.classList.toggle("gx-on", entries.length + edgeEntries > 0);
+  document.body.dataset.legendEntries = String(entries.length);
+  document.body.dataset.legendEdgeEntries = String(edgeEntries);
+}

@@ -1,0 +1,125 @@
+// Moving the view to what the user asks for: fit to screen (the first fit keeps the main
+// graph readable), search by name regex / op type with a results list, and jump to a node
+// anywhere, opening the groups that hold it by the server's ancestry (SearchHit.ancestors:
+// names lie about nesting after scope inference and wide-group splits).
+import * as api from "../api/client";
+import type { GraphRef, SearchHit } from "../api/types";
+import type { SceneModel } from "../render/model";
+import type { Viewport } from "../render/viewport";
+import { clear, el } from "../ui/dom";
+
+export interface NavHost {
+  readonly vp: Viewport;
+  ref(): GraphRef | null;
+  view(): api.ViewOptions;
+  model(): SceneModel | null;
+  screen(): [number, number]; // canvas size in CSS px
+  expanded(): string[];
+  /** Opens these groups too and loads the scene; false when the load failed or was superseded. */
+  expand(groups: string[]): Promise<boolean>;
+  select(name: string): void;
+  showError(message: string): void;
+}
+
+const MAX_HITS_SHOWN = 300;
+
+/** Fit the main (non-extracted) graph so a TF2 trace's tall side column cannot shrink it. */
+export function fitMain(vp: Viewport, m: SceneModel, w: number, h: number): void {
+  const main = m.nodes.filter((n) => !n.extracted && n.parent === null);
+  if (!main.length) return vp.fit(m.bounds, w, h);
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  for (const n of main) {
+    x0 = Math.min(x0, n.x - n.width / 2); y0 = Math.min(y0, n.y - n.height / 2);
+    x1 = Math.max(x1, n.x + n.width / 2); y1 = Math.max(y1, n.y + n.height / 2);
+  }
+  vp.fit({ x0, y0, x1, y1 }, w, h);
+  // never open unreadably small: if fitting needs < 0.3x, show the top of the graph at 0.3x
+  if (vp.k < 0.3) {
+    vp.k = 0.3;
+    vp.tx = w / 2 - ((x0 + x1) / 2) * 0.3;
+    vp.ty = 20 - y0 * 0.3;
+  }
+}
+
+/** Selects a node anywhere: expands the groups holding it, then pans to it. */
+export async function jump(host: NavHost, name: string, ancestors?: string[]): Promise<void> {
+  const ref = host.ref();
+  if (!host.model() || !ref) return;
+  if (!host.model()!.node(name)) {
+    if (!ancestors) {
+      const hit = await lookup(ref, host.view(), name);
+      if (!hit) {
+        host.showError(`Node ${name} is not in this graph.`);
+        return;
+      }
+      name = hit.name;
+      ancestors = hit.ancestors;
+    }
+    const open = host.expanded();
+    const closed = ancestors.filter((g) => !open.includes(g));
+    if (closed.length && !host.model()!.node(name)) {
+      if (!(await host.expand(closed))) return;
+    }
+  }
+  const m = host.model()!;
+  // not visible even now (removed, or inside a series shown collapsed): its deepest visible group
+  const target = m.node(name) ? name : [...(ancestors ?? [])].reverse().find((g) => m.node(g));
+  if (!target) {
+    host.showError(`Node ${name} is not in this graph view.`);
+    return;
+  }
+  const n = m.node(target)!;
+  const [w, h] = host.screen();
+  if (host.vp.k < 0.8) host.vp.k = 1;
+  host.vp.centerOn(n.x, n.y, w, h);
+  host.select(target);
+}
+
+/** The server's search hit for exactly this node (an input `x:1` names output 1 of `x`). */
+async function lookup(ref: GraphRef, view: api.ViewOptions, name: string): Promise<SearchHit | null> {
+  for (const candidate of [name, name.replace(/:\d+$/, "")]) {
+    try {
+      const ans = await api.fetchSearch(ref, `^${escapeRegex(candidate)}$`, "", view);
+      const hit = ans.hits.find((h) => h.name === candidate);
+      if (hit) return hit;
+    } catch {
+      /* try the next spelling */
+    }
+  }
+  return null;
+}
+
+function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** Runs a search and lists its hits in `box`; a hit jumps to its node. */
+export async function search(host: NavHost, box: HTMLElement, q: string, op: string): Promise<void> {
+  const ref = host.ref();
+  if (!ref) return;
+  clear(box);
+  box.appendChild(el("h3", { text: "Search results" }));
+  if (!q && !op) {
+    box.appendChild(el("div", { className: "gx-muted", text: "Type a name regex or an op type." }));
+    return;
+  }
+  try {
+    const ans = await api.fetchSearch(ref, q, op, host.view());
+    const ul = el("ul", { className: "gx-list" });
+    for (const hit of ans.hits.slice(0, MAX_HITS_SHOWN)) {
+      const link = el("button", { className: "gx-link", text: hit.name, title: hit.name, "data-hit": hit.name });
+      link.addEventListener("click", () => void jump(host, hit.name, hit.ancestors));
+      ul.appendChild(el("li", {}, link, hit.op ? el("span", { className: "gx-muted", text: ` ${hit.op}` }) : null));
+    }
+    const total = ans.total ?? ans.hits.length;
+    const shown = Math.min(ans.hits.length, MAX_HITS_SHOWN);
+    box.appendChild(
+      el("div", { className: "gx-muted", text: `${total} match${total === 1 ? "" : "es"}${shown < total ? ` (first ${shown} shown)` : ""}` }),
+    );
+    box.appendChild(ul);
+    document.body.dataset.searchHits = String(ans.hits.length);
+  } catch (e) {
+    document.body.dataset.searchHits = "0";
+    box.appendChild(el("div", { className: "gx-error gx-on", text: (e as Error).message }));
+  }
+}

@@ -1,0 +1,48 @@
+// Read-only state and a few shortcuts for tests and the bench, on window.graphExplorer:
+// nodes() with on-screen centres, viewport(), center(name), toggle(name), setExpanded(names).
+import type { SceneModel } from "../render/model";
+import type { Viewport } from "../render/viewport";
+
+export interface HookHost {
+  readonly vp: Viewport;
+  readonly canvas: HTMLCanvasElement;
+  model(): SceneModel | null;
+  screen(): [number, number];
+  toggle(name: string): void;
+  setExpanded(names: string[]): void;
+  redraw(): void;
+}
+
+export function installTestHooks(host: HookHost): void {
+  (window as unknown as { graphExplorer: unknown }).graphExplorer = {
+    toggle: (name: string) => host.toggle(name),
+    /** open exactly these groups (bench/tests: a big scene without clicking through it) */
+    setExpanded: (names: string[]) => host.setExpanded([...names]),
+    nodes: () => debugNodes(host),
+    viewport: () => ({ k: host.vp.k, tx: host.vp.tx, ty: host.vp.ty }),
+    center: (name: string) => {
+      const n = host.model()?.node(name);
+      if (!n) return false;
+      const [w, h] = host.screen();
+      host.vp.centerOn(n.x, n.y, w, h);
+      host.redraw();
+      return true;
+    },
+  };
+}
+
+/** Scene nodes with their on-screen centres (page coordinates of the iframe). */
+function debugNodes(host: HookHost): object[] {
+  const m = host.model();
+  if (!m) return [];
+  const r = host.canvas.getBoundingClientRect();
+  const vp = host.vp;
+  return m.nodes.map((n) => {
+    const [sx, sy] = vp.toScreen(n.x, n.y);
+    return {
+      name: n.name, kind: n.kind, op: n.op, expanded: n.expanded, cardinality: n.cardinality,
+      parent: n.parent, extracted: n.extracted, x: r.left + sx, y: r.top + sy,
+      w: n.width * vp.k, h: n.height * vp.k,
+    };
+  });
+}
