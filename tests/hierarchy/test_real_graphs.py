@@ -6,7 +6,7 @@ import pytest
 
 from tb_graph_plugin.cli import load_graph_def
 from tb_graph_plugin.graph import build_slim_graph
-from tb_graph_plugin.hierarchy import build_hierarchy
+from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy
 from tests.hierarchy.invariants import check_invariants
 
 OP_GRAPH_KINDS = ["tf2_keras_trace", "tf2_multi_function_trace", "tf2_trace_profile",
@@ -64,3 +64,20 @@ def test_torch_transformer_layers_are_one_series(real_logs):
     # PyTorch noise is beside its consumers
     assert not any(op.startswith("prim::") and h.slim.embedding[i] == 0
                    for i, op in enumerate(h.slim.ops) if op in ("prim::GetAttr", "prim::Constant"))
+
+
+@pytest.mark.parametrize("kind", ["torch_transformer", "keras_resnet50_trace"])
+def test_ungrouping_every_series_keeps_the_invariants(real_logs, kind):
+    slim = build_slim_graph(load_graph_def(str(real_logs.get(kind))))
+    grouped = build_hierarchy(slim)
+    names = frozenset(s.name for s in grouped.series_nodes())
+    assert names
+    flat = build_hierarchy(slim, HierarchyOptions(ungrouped_series=names))
+    check_invariants(flat)
+    assert not names.intersection(s.name for s in flat.series_nodes())
+    assert flat.root.cardinality == grouped.root.cardinality
+    for s in grouped.series_nodes():  # members keep their names, now outside any series
+        for m in s.children:
+            name = grouped.name_of(m)
+            series = flat.series_of(name)
+            assert series is None or flat.name_of(series) not in names
