@@ -83,6 +83,9 @@ class HierarchyOptions:
     ungrouped_series: frozenset[str] = frozenset()
     """Hierarchy names of SeriesNodes not to form (the stock "ungroup this series"): their
     members stay plain children of the parent. Op and block series alike."""
+    split_max_children: int = 1000  # hierarchy.split.DEFAULT_MAX_CHILDREN
+    """Wide groups: a group with more children is cut into ordered artificial SplitNodes
+    (``hierarchy.split``) so no single layout is huge."""
 
 
 @dataclasses.dataclass(slots=True)

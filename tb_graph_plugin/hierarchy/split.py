@@ -3,8 +3,8 @@
 A group with thousands of direct children (a Keras optimizer's ``adam`` scope holds 7,700 in
 a 48-layer transformer training step) makes one huge layout and one unreadable picture.
 This phase (ours; the issue's "wide groups", no reference document) cuts the children of
-every group with more than ``max_children`` (``HierarchyOptions.split_max_children`` when
-present, else :data:`DEFAULT_MAX_CHILDREN`) into consecutive runs, **by position** in the
+every group with more than ``max_children`` (``HierarchyOptions.split_max_children``,
+default :data:`DEFAULT_MAX_CHILDREN`) into consecutive runs, **by position** in the
 children order (GraphDef order: in an optimizer, the update ops of one variable sit side by
 side), each run becoming a :class:`SplitNode`:
 
@@ -61,7 +61,7 @@ def is_artificial(group) -> bool:
 
 
 def _max_children(h: Hierarchy) -> int:
-    return max(2, int(getattr(h.options, "split_max_children", DEFAULT_MAX_CHILDREN)))
+    return max(2, int(h.options.split_max_children))
 
 
 def split_wide_groups(h: Hierarchy, max_children: int | None = None) -> int:

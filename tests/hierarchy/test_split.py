@@ -31,13 +31,8 @@ def _wide_graph(n_vars: int, scope: str = "adam") -> graph_pb2.GraphDef:
     return g
 
 
-def _h(g, split_max_children=None, **opts):
-    options = HierarchyOptions(**opts)
-    if split_max_children is not None:
-        # HierarchyOptions has no such field yet (model.py is another helper's file); the
-        # phase reads it with getattr, so an attribute set on the instance works either way.
-        options.split_max_children = split_max_children
-    return build_hierarchy(build_slim_graph(g), options)
+def _h(g, **opts):
+    return build_hierarchy(build_slim_graph(g), HierarchyOptions(**opts))
 
 
 def _flatten(h, gid):
