@@ -63,11 +63,13 @@ export class FrameLoop {
     const hidden = this.st().hidden;
     const col = this.renderer.colorer;
     const pal = this.renderer.palette;
+    const t0 = performance.now();
     timed("gx:minimap", () => this.minimap.rebuild(model, pal, (i) => {
       const n = model!.nodes[i];
       if (hidden.has(n.name)) return pal.background;
       return col?.fill(n) ?? (n.kind === "op" ? pal.opStroke : pal.metaFill);
     }));
+    document.body.dataset.minimapMs = (performance.now() - t0).toFixed(1);
     const [w, h] = this.renderer.size();
     this.minimap.draw(this.vp, w, h, this.renderer.palette);
   }

@@ -1,5 +1,6 @@
 // Minimap: the whole scene drawn once into an offscreen bitmap (rebuilt only when the scene,
-// colours or theme change), plus the viewport rectangle drawn on top each frame.
+// colours, theme or removed nodes change; one path per colour), plus the viewport rectangle
+// drawn on top each frame: panning and zooming only copy the bitmap and stroke the rectangle.
 // Dragging / clicking in it moves the main view.
 import type { Palette } from "./colors";
 import type { SceneModel } from "./model";
@@ -56,11 +57,31 @@ export class Minimap {
     ctx.fillStyle = palette.background;
     ctx.fillRect(b.x0, b.y0, bw, bh);
     const minSide = 1 / this.scale;
+    // One path per fill colour instead of a fillStyle switch per node: open groups first (they
+    // hold the rest and share one colour), then the other nodes by colour; these never overlap.
+    const byFill = new Map<string, number[]>();
+    const open: number[] = [];
     for (let i = 0; i < model.nodes.length; i++) {
-      const n = model.nodes[i];
-      ctx.fillStyle = n.expanded ? palette.expandedFill : fill(i);
-      ctx.fillRect(n.x - n.width / 2, n.y - n.height / 2, Math.max(n.width, minSide), Math.max(n.height, minSide));
+      if (model.nodes[i].expanded) {
+        open.push(i);
+        continue;
+      }
+      const f = fill(i);
+      const list = byFill.get(f);
+      if (list) list.push(i);
+      else byFill.set(f, [i]);
     }
+    const paint = (color: string, idx: number[]) => {
+      ctx.fillStyle = color;
+      ctx.beginPath();
+      for (const i of idx) {
+        const n = model.nodes[i];
+        ctx.rect(n.x - n.width / 2, n.y - n.height / 2, Math.max(n.width, minSide), Math.max(n.height, minSide));
+      }
+      ctx.fill();
+    };
+    if (open.length) paint(palette.expandedFill, open);
+    for (const [color, idx] of byFill) paint(color, idx);
     this.cache = c;
   }
 
