@@ -22,7 +22,7 @@ from tb_graph_plugin.api import wire
 from tb_graph_plugin.api.routes import Routes, scene_args
 from tb_graph_plugin.ingest import listing
 
-__all__ = ["Warmup", "DEFAULT_POLL_S"]
+__all__ = ["DEFAULT_POLL_S", "Warmup"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ class Warmup:
         self.jobs: list = []  # handles submitted, newest last (for tests and logs)
         self._thread = threading.Thread(target=self._loop, name="graph_explorer_warmup", daemon=True)
 
-    def start(self) -> "Warmup":
+    def start(self) -> Warmup:
         self._thread.start()
         return self
 
@@ -53,7 +53,7 @@ class Warmup:
         while not self._stopped.is_set():
             try:
                 self.poll()
-            except Exception:  # noqa: BLE001 - a warm-up problem must never take the server down
+            except Exception:
                 logger.exception("graph_explorer: warm-up failed")
             self._stopped.wait(self._poll_s)
 

@@ -31,7 +31,7 @@ from tb_graph_plugin import metadata
 from tb_graph_plugin.ingest import keras_model, parse, run_metadata
 from tb_graph_plugin.ingest.crc32c import _MASK_DELTA, _TABLE_NP, masked_crc32c
 
-__all__ = ["looks_like_event_file", "read_records", "graph_from_event_file", "EventFileGraph"]
+__all__ = ["EventFileGraph", "graph_from_event_file", "looks_like_event_file", "read_records"]
 
 _HEADER = struct.Struct("<QI")
 _FOOTER = struct.Struct("<I")
