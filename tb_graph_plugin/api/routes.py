@@ -148,7 +148,10 @@ class Routes:
     @wrappers.Request.application
     @_json_errors
     def job_route(self, request):
+        wait_s = params.optional_float(request.args, "wait")
         handle = self._pool.job(params.required(request.args, "id"))
+        if wait_s:  # long poll: answer as soon as the job ends, or after wait_s with its progress
+            handle.wait(min(wait_s, MAX_WAIT_S))
         return http_util.Respond(request, wire.to_json(handle.wire()), JSON_MIME)
 
     @wrappers.Request.application

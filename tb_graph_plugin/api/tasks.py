@@ -15,6 +15,7 @@ becomes a failure with its HTTP code and message; any other exception a 500 nami
 from __future__ import annotations
 
 import collections
+import gc
 import os
 import pickle
 import re
@@ -41,6 +42,10 @@ class GraphState:
         from tb_graph_plugin.graph import build_slim_graph
         from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy, join_step_stats
 
+        from tb_graph_plugin.layout import dot
+
+        # The dot worker's start-up (pygraphviz import) runs on the other core while we build.
+        dot.prestart()
         progress("parse", 0.1)
         graph_def = graph_pb2.GraphDef.FromString(payload["graph"])
         progress("slim_graph", 0.2)
@@ -57,6 +62,10 @@ class GraphState:
         from tb_graph_plugin.layout.scene import LayoutCache
 
         self.layout_cache = LayoutCache()  # group layouts, reused across expansion states
+        # The graph lives as long as the worker keeps it: move its millions of objects out of
+        # the collector's generations, so no later collection walks them (the first one, right
+        # after the build re-enabled GC, cost ~0.2 s at 53k ops).
+        gc.freeze()
 
 
 def scene_task(state: GraphState, args: dict, progress: Progress) -> str:
@@ -183,8 +192,14 @@ def worker_main(receive: Callable[[], Any], send: Callable[[Any], None]) -> None
                     send(("need_graph", job_id))
                     continue
                 state = graphs[graph_key] = GraphState(blob, progress)
-                while len(graphs) > max_graphs:
-                    graphs.popitem(last=False)
+                if len(graphs) > max_graphs:
+                    while len(graphs) > max_graphs:
+                        graphs.popitem(last=False)
+                    # Frozen objects are only freed by reference counting: collect any cycles of
+                    # the dropped graphs once, then freeze what is kept again.
+                    gc.unfreeze()
+                    gc.collect()
+                    gc.freeze()
             graphs.move_to_end(graph_key)
             send(("done", job_id, TASKS[task](state, args, progress)))
         except errors.PublicError as e:

@@ -24,7 +24,7 @@ from typing import Optional
 from tb_graph_plugin.layout.geometry import attach_ends, finish, self_loop
 from tb_graph_plugin.layout.model import Engine, LayoutGraph, LayoutOptions, LayoutResult
 
-__all__ = ["DotTimeout", "DotError", "to_dot_source", "run_dot", "parse_spline"]
+__all__ = ["DotTimeout", "DotError", "to_dot_source", "run_dot", "parse_spline", "prestart"]
 
 _WORKER = os.path.join(os.path.dirname(__file__), "_dot_worker.py")
 _PPI = 72.0
@@ -143,6 +143,14 @@ def _call_worker(src: str, timeout: Optional[float]) -> dict:
     with _lock:
         _idle.append(worker)
     return answer
+
+
+def prestart() -> None:
+    """Start one dot worker now (imports pygraphviz there), so the first layout does not wait for it."""
+    with _lock:
+        if any(w.alive() for w in _idle):
+            return
+        _idle.append(_Worker())
 
 
 def _call_in_process(src: str) -> dict:

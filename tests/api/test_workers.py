@@ -62,6 +62,27 @@ def test_slow_job_answers_202_then_its_state(app):
     assert again.status_code == 200  # the finished result is cached
 
 
+def test_job_long_poll_answers_when_the_job_ends(app):
+    app.ours.pool.close()
+    app.ours.pool.__init__(n_workers=1)
+    job = app.get(OURS + "/search", run="torch_cnn", q="Relu", wait="0").get_json()
+    assert job["state"] == "running"
+    t0 = time.monotonic()
+    polls = 0
+    while job["state"] == "running":
+        job = app.json(OURS + "/job", id=job["job_id"], wait="10")
+        polls += 1
+    assert job["state"] == "done"
+    assert polls == 1  # one long poll covered the whole build (cold worker start included)
+    assert time.monotonic() - t0 < 10  # it answered when the job ended, not after the wait
+
+
+def test_job_wait_must_be_a_number(app):
+    response = app.get(OURS + "/job", id="0123456789ab", wait="soon")
+    assert response.status_code == 400
+    assert "query parameter `wait` must be a number >= 0" in response.get_json()["error"]
+
+
 def test_identical_requests_join_one_job(app):
     pool = WorkerPool(n_workers=1)
     try:
@@ -105,3 +126,26 @@ def test_killed_worker_fails_its_job_and_is_replaced(app):
         assert pool._workers[0] is not victim and pool.restarted == 1
     finally:
         pool.close()
+
+
+def test_worker_keeps_max_graphs_and_asks_again_for_an_evicted_one(app):
+    """``worker_main`` in-process: an LRU of built graphs; an evicted graph answers need_graph."""
+    import gc
+
+    from tb_graph_plugin.api.tasks import worker_main
+
+    payload = _payload(app)()
+    args = {"q": "Conv", "op": None}
+    inbox = [
+        ("j1", "g1", payload, "search", args, 1),
+        ("j2", "g2", payload, "search", args, 1),  # evicts g1 (max_graphs=1)
+        ("j3", "g1", None, "search", args, 1),  # g1 is gone: the worker asks for it
+        ("j4", "g2", None, "search", args, 1),  # g2 is kept: answered without the graph
+        None,
+    ]
+    sent = []
+    worker_main(lambda: inbox.pop(0), sent.append)
+    finals = [m for m in sent if m[0] in ("done", "failed", "need_graph")]
+    assert [(m[0], m[1]) for m in finals] == [("done", "j1"), ("done", "j2"), ("need_graph", "j3"), ("done", "j4")]
+    assert gc.get_freeze_count() > 0  # built graphs are moved out of the collector's generations
+    gc.unfreeze()

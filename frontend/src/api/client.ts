@@ -72,7 +72,6 @@ export async function fetchListing(): Promise<Listing> {
 
 export type ProgressFn = (job: Job) => void;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** GET a route that may answer 202 Job: poll the job, reporting its stage, until the answer is ready. */
 async function getWithJob<T>(url: string, onProgress: ProgressFn, isCurrent: () => boolean): Promise<T> {
@@ -81,12 +80,10 @@ async function getWithJob<T>(url: string, onProgress: ProgressFn, isCurrent: () 
     if (status !== 202) return body as T;
     let job = body as Job;
     onProgress(job);
-    let delay = 100;
     while (job.state === "running") {
-      await sleep(delay);
       if (!isCurrent()) throw new ApiError("superseded", 0);
-      delay = Math.min(delay * 1.5, 1000);
-      job = (await getJson<Job>(`job?id=${encodeURIComponent(job.job_id)}`)).body;
+      // Long poll: the server answers as soon as the job ends, else after 0.5 s with its stage.
+      job = (await getJson<Job>(`job?id=${encodeURIComponent(job.job_id)}&wait=0.5`)).body;
       onProgress(job);
     }
     if (job.state === "failed") throw new ApiError(job.error || `failed at stage ${job.stage}`, 500);
