@@ -55,3 +55,25 @@ def test_summary_on_pbtxt_via_console_entry(tmp_path):
     assert out["ops"] >= 4
     (block,) = [t for t in out["top_level"] if t["name"] == "block"]
     assert block["kind"] == "meta" and block["cardinality"] >= 2  # MatMul, Relu (ones: embedded)
+
+
+def test_summary_on_a_damaged_event_file_keeps_the_graph_after_the_damage(real_logs, capsys, tmp_path):
+    """TensorBoard's reader stops at a corrupt record; ``tb-graph`` reads past it and says so."""
+    from tb_graph_plugin.ingest import event_file
+
+    (src,) = list((real_logs.get("tf1_graph") / "tf1_graph").glob("events.out.tfevents.*"))
+    data = bytearray(src.read_bytes())
+    records, _ = event_file.read_records(bytes(data))
+    graph0_offset = records[1][0]  # file_version, then the step-0 graph
+    data[graph0_offset + 12 + 10] ^= 0xFF
+    damaged = tmp_path / src.name
+    damaged.write_bytes(bytes(data))
+    assert main(["summary", str(damaged), "--compact"]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert "eval" in {t["name"] for t in out["top_level"]}  # the step-5 graph, written after the damage
+    assert f"warning: {damaged}: corrupt record at byte {graph0_offset} (" in captured.err
+    assert f"showing the run graph (step 5) of {damaged}" in captured.err
+    # An intact file still goes through TensorBoard's own reader, silently.
+    assert main(["summary", str(src), "--compact"]) == 0
+    assert capsys.readouterr().err == ""

@@ -5,12 +5,15 @@ Logdirs and event files go through TensorBoard's own local data provider
 
 Post-condition: ``load_graph_def_from_path`` returns the GraphDef that the plugin would serve for
 (run, tag, step) - the first op graph (run graph first) when run/tag are not given - or raises
-``errors.PublicError`` naming what is missing and what exists.
+``errors.PublicError`` naming what is missing and what exists. A single event file with damaged
+records is read as an upload is (``event_file``: the intact records kept, the damage reported on
+stderr), since TensorBoard's reader would stop at the first bad record.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from typing import Optional
 
 from tensorboard import context as tb_context
@@ -21,7 +24,7 @@ from tensorboard.compat.proto import graph_pb2
 
 from tb_graph_plugin import metadata
 from tb_graph_plugin.api import wire
-from tb_graph_plugin.ingest import listing, parse
+from tb_graph_plugin.ingest import event_file, listing, parse
 from tb_graph_plugin.ingest.store import GraphStore
 
 __all__ = ["LocalLogs", "load_graph_def_from_path", "open_logs"]
@@ -90,5 +93,27 @@ def load_graph_def_from_path(
     if os.path.isfile(path) and _EVENT_MARK not in os.path.basename(path):
         with open(path, "rb") as f:
             return parse.parse_graph_file(f.read(), f"file {path!r}")
+    if os.path.isfile(path) and run is None and tag is None and step is None:
+        damaged = _read_damaged_event_file(path)
+        if damaged is not None:
+            return damaged
     logs = open_logs(path)
     return logs.graph_def(logs.default_ref(run, tag, step))
+
+
+def _read_damaged_event_file(path: str) -> Optional[graph_pb2.GraphDef]:
+    """For an event file with corrupt or truncated records: its graph, read record by record.
+
+    TensorBoard's reader stops at the first bad record; ``event_file`` skips it and keeps the rest
+    (each skipped stretch is reported on stderr). None when the file is intact.
+    """
+    with open(path, "rb") as f:
+        blob = f.read()
+    _, problems = event_file.read_records(blob)
+    if not problems:
+        return None
+    found = event_file.graph_from_event_file(blob, os.path.basename(path))
+    for warning in found.warnings:
+        print(f"tb-graph: warning: {path}: {warning}", file=sys.stderr)
+    print(f"tb-graph: showing the {found.source} of {path}", file=sys.stderr)
+    return found.graph
