@@ -68,6 +68,25 @@ class GraphState:
         gc.freeze()
 
 
+# PyTorch's add_graph writes each module attribute read as ``prim::GetAttr`` whose input names
+# the module instance (``.../weight/conv1.1``), which is never written as a node: every PyTorch
+# graph has such inputs. They are counted apart, not reported as damage.
+_MODULE_REFERENCE_OPS = frozenset({"prim::GetAttr"})
+
+
+def graph_report(state: GraphState) -> dict:
+    """What is wrong with the graph itself, for ``scene.stats`` (the UI's warning line)."""
+    slim = state.slim
+    dangling = [d for d in slim.dangling if slim.ops[d.node] not in _MODULE_REFERENCE_OPS]
+    return {
+        "dangling_inputs": len(dangling),
+        "dangling_examples": [f"{slim.names[d.node]} <- {d.input}" for d in dangling[:5]],
+        "module_references": len(slim.dangling) - len(dangling),
+        "duplicate_names": slim.duplicate_names[:20],
+        "unmatched_step_stats": state.unmatched_stats,
+    }
+
+
 def scene_task(state: GraphState, args: dict, progress: Progress) -> str:
     from tb_graph_plugin.layout.scene import SceneOptions, build_scene
 
@@ -78,13 +97,7 @@ def scene_task(state: GraphState, args: dict, progress: Progress) -> str:
         raise errors.InvalidArgumentError(f"cannot expand {missing[0]!r}: no such group in this graph")
     options = SceneOptions(extract=args.get("extract", True))
     scene = build_scene(state.hierarchy, ref, args["expanded"], options=options, cache=state.layout_cache)
-    slim = state.slim
-    scene.stats.update({
-        "dangling_inputs": len(slim.dangling),
-        "dangling_examples": [f"{slim.names[d.node]} <- {d.input}" for d in slim.dangling[:5]],
-        "duplicate_names": slim.duplicate_names[:20],
-        "unmatched_step_stats": state.unmatched_stats,
-    })
+    scene.stats.update(graph_report(state))
     return wire.to_json(scene)
 
 
@@ -151,13 +164,7 @@ def scene_delta_task(state: GraphState, args: dict, progress: Progress) -> str:
             raise errors.InvalidArgumentError(f"`{key}` names {missing[0]!r}: no such group in this graph")
     options = SceneOptions(extract=args.get("extract", True))
     delta = scene_delta(h, ref, args["from"], args["expanded"], options=options, cache=state.layout_cache)
-    slim = state.slim
-    delta.stats.update({  # the same graph report as /scene
-        "dangling_inputs": len(slim.dangling),
-        "dangling_examples": [f"{slim.names[d.node]} <- {d.input}" for d in slim.dangling[:5]],
-        "duplicate_names": slim.duplicate_names[:20],
-        "unmatched_step_stats": state.unmatched_stats,
-    })
+    delta.stats.update(graph_report(state))  # the same graph report as /scene
     return wire.to_json(delta)
 
 

@@ -257,6 +257,18 @@ def test_dangling_inputs_are_kept_and_flagged(app):
     tag = _upload(app, DANGLING)
     assert [i["name"] for i in _node(app, tag, "y")["inputs"]] == ["x"]
     assert _node(app, tag, "missing/op", 404) == "Not found: no node 'missing/op' in this graph"
+    stats = _ok(app.get(OURS + "/scene", run="__upload__", tag=tag, wait="30"))["stats"]
+    assert stats["dangling_inputs"] == 2 and stats["module_references"] == 0
+    assert stats["dangling_examples"] == ["y <- missing/op:1", "y <- ^ghost"]
+
+
+def test_pytorch_module_references_are_not_reported_as_dangling(app_factory, real_logs):
+    """add_graph's ``prim::GetAttr`` inputs name module instances that are never nodes (regression:
+    every PyTorch graph showed "52 inputs name missing nodes" in the warning line)."""
+    torch_app = app_factory(real_logs.get("torch_cnn"))
+    stats = _ok(torch_app.get(OURS + "/scene", run="torch_cnn", wait="30"))["stats"]
+    assert stats["dangling_inputs"] == 0 and stats["dangling_examples"] == []
+    assert stats["module_references"] > 0
 
 
 def _run_graph(logdir, run: str) -> graph_pb2.GraphDef:
