@@ -14,7 +14,7 @@ const common = {
   bundle: true,
   platform: "browser",
   target: ["es2020"],
-  minify: true,
+  minify: !process.env.GX_NO_MINIFY,
   legalComments: "none",
   charset: "utf8",
   sourcemap: false,

@@ -7,6 +7,7 @@ import type { GraphRef, Listing } from "./api/types";
 import { wireCanvas } from "./app/canvas_input";
 import { FrameLoop, timed } from "./app/frame_loop";
 import { showInfo } from "./app/info";
+import { markOnce } from "./marks";
 import { renderLegend } from "./app/legend";
 import { fitMain, jump, search, type NavHost } from "./app/navigation";
 import { pickDefault, refFromPickers, syncPickers } from "./app/pickers";
@@ -154,6 +155,7 @@ export class App {
   private async loadListing(): Promise<void> {
     try {
       this.listing = await api.fetchListing();
+      markOnce("listing");
     } catch (e) {
       this.fail(e);
       return;

@@ -1,5 +1,8 @@
 // Entry point loaded by TensorBoard's plugin iframe: import("./index.js").then(m => m.render()).
 import { App } from "./app";
+import { markOnce } from "./marks";
+
+markOnce("module");
 
 export function render(): void {
   try {

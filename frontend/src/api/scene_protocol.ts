@@ -26,11 +26,18 @@ export type WorkerRequest = LoadRequest | CancelRequest;
 
 export type WorkerAnswer =
   | { id: number; type: "progress"; job: Job }
-  | { id: number; type: "head"; head: SceneHead; via: "scene" | "delta" }
+  | { id: number; type: "head"; head: SceneHead; via: "scene" | "delta"; timing: WorkerTiming }
   | { id: number; type: "nodes"; nodes: SceneNode[] }
   | { id: number; type: "edges"; edges: SceneEdge[] }
   | { id: number; type: "done" }
   | { id: number; type: "error"; message: string; status: number };
+
+/** When the worker started and fetched+parsed this answer, as epoch ms (timeOrigin + now). */
+export interface WorkerTiming {
+  boot: number;
+  fetchStart: number;
+  fetchEnd: number;
+}
 
 export const NODE_CHUNK = 2000;
 export const EDGE_CHUNK = 1000;

@@ -1,6 +1,7 @@
 // Where the app gets scenes from: the scene worker when it runs (fetch + JSON.parse off the
 // main thread, scenes arriving in chunks, /scene_delta for expand/collapse), else the same
 // requests on the main thread. A worker that fails to start or dies falls back for good.
+import { measureAbsolute } from "../marks";
 import * as api from "./client";
 import type { SceneHead, WorkerAnswer, WorkerRequest } from "./scene_protocol";
 import type { GraphRef, Scene, SceneEdge, SceneNode } from "./types";
@@ -58,6 +59,8 @@ export class SceneSource {
       case "head":
         p.head = m.head;
         p.via = m.via;
+        measureAbsolute("worker-boot", m.timing.boot, m.timing.boot);
+        measureAbsolute("worker-fetch", m.timing.fetchStart, m.timing.fetchEnd);
         break;
       case "nodes":
         for (const n of m.nodes) p.nodes.push(n);

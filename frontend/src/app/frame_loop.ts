@@ -3,6 +3,7 @@
 // nodes, resize), in its own task after the frame so a big scene's first paint is not delayed;
 // pan and zoom only redraw its viewport rectangle. Draw stats go to document.body.dataset.
 import type { Minimap } from "../render/minimap";
+import { markOnce } from "../marks";
 import type { SceneModel } from "../render/model";
 import type { DrawState, Renderer } from "../render/renderer";
 import type { Viewport } from "../render/viewport";
@@ -45,6 +46,7 @@ export class FrameLoop {
       const [w, h] = this.renderer.size();
       this.minimap.draw(this.vp, w, h, this.renderer.palette);
       const d = document.body.dataset;
+      if (stats.nodes > 0) markOnce("paint");
       d.drawnNodes = String(stats.nodes);
       d.drawnEdges = String(stats.edges);
       d.drawnLabels = String(stats.labels);

@@ -7,6 +7,7 @@ import { SceneSource } from "../api/scene_source";
 import type { GraphRef } from "../api/types";
 import { SceneModel } from "../render/model";
 import { Slicer, Superseded } from "../render/slicer";
+import { markOnce } from "../marks";
 import type { Shell } from "./shell";
 
 export function sameGraph(a: GraphRef, b: GraphRef): boolean {
@@ -44,10 +45,12 @@ export class SceneLoader {
       const from = current && sameGraph(current.scene.graph, ref) ? current.scene.expanded : null;
       const got = await this.source.load(ref, view, expanded, from, (job) => isCurrent() && ui.showProgress(job), isCurrent);
       if (!isCurrent()) return null;
+      markOnce("scene");
       body.dataset.sceneVia = got.via;
       body.dataset.sceneSource = this.source.mode;
       const slicer = new Slicer(12, isCurrent);
       model = await SceneModel.build(got.scene, slicer);
+      markOnce("model");
       body.dataset.buildYields = String(slicer.yields);
       body.dataset.loadMs = (performance.now() - t0).toFixed(0);
     } catch (e) {

@@ -7,6 +7,8 @@ import { EDGE_CHUNK, NODE_CHUNK, applyDelta, type LoadRequest, type WorkerAnswer
 import type { Scene } from "../api/types";
 
 const scope = self as unknown as { postMessage(m: WorkerAnswer): void; onmessage: ((ev: MessageEvent<WorkerRequest>) => void) | null };
+const now = () => performance.timeOrigin + performance.now();
+const boot = now();
 let latest = 0;
 let last: { key: string; scene: Scene } | null = null;
 
@@ -20,6 +22,7 @@ async function load(req: LoadRequest): Promise<void> {
   const key = JSON.stringify([req.base, req.ref, req.view]);
   let scene: Scene | null = null;
   let via: "scene" | "delta" = "scene";
+  const fetchStart = now();
   if (req.from && last && last.key === key && sameList(last.scene.expanded, req.from) && !sameList(req.from, req.expanded)) {
     try {
       const delta = await api.fetchSceneDelta(req.ref, req.from, req.expanded, progress, isCurrent, req.view);
@@ -32,9 +35,10 @@ async function load(req: LoadRequest): Promise<void> {
   }
   if (!scene) scene = await api.fetchScene(req.ref, req.expanded, progress, isCurrent, req.view);
   if (!isCurrent()) return;
+  const timing = { boot, fetchStart, fetchEnd: now() };
   last = { key, scene };
   const { nodes, edges, ...rest } = scene;
-  scope.postMessage({ id, type: "head", head: { ...rest, nNodes: nodes.length, nEdges: edges.length }, via });
+  scope.postMessage({ id, type: "head", head: { ...rest, nNodes: nodes.length, nEdges: edges.length }, via, timing });
   for (let i = 0; i < nodes.length; i += NODE_CHUNK) scope.postMessage({ id, type: "nodes", nodes: nodes.slice(i, i + NODE_CHUNK) });
   for (let i = 0; i < edges.length; i += EDGE_CHUNK) scope.postMessage({ id, type: "edges", edges: edges.slice(i, i + EDGE_CHUNK) });
   scope.postMessage({ id, type: "done" });
