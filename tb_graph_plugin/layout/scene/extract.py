@@ -29,15 +29,18 @@ def _bound(degrees: list[int], k: float) -> float:
     return max(q3 + k * (q3 - q1), 4)
 
 
-def extract_auxiliary(h, gid: int, o: SceneOptions) -> tuple[list[int], list[int]]:
+def extract_auxiliary(h, gid: int, o: SceneOptions, exclude: frozenset = frozenset()) -> tuple[list[int], list[int]]:
+    """``(in-column, out-column)`` child ids; children in ``exclude`` (floated) take no part."""
     group = h.group(gid)
-    children = group.children
+    children = [c for c in group.children if c not in exclude] if exclude else group.children
     if not o.extract or len(children) < o.extract_min_children:
         return [], []
     ins = {c: 0 for c in children}
     outs = {c: 0 for c in children}
     control = {c: 0 for c in children}
     for me in group.metaedges:
+        if exclude and (me.src in exclude or me.dst in exclude):
+            continue
         outs[me.src] += 1
         ins[me.dst] += 1
         if me.control_only:

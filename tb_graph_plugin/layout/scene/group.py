@@ -1,7 +1,10 @@
 """Lay out one expanded group: its BridgeGraph through the layered engine, side columns for
 auxiliary nodes, embeddings beside their op (:mod:`placed`); series go to :mod:`series`.
 
-Long skip edges are cut into stubs first (:mod:`~tb_graph_plugin.layout.scene.stubs`).
+Before layout (:func:`partition`): high fan-out parameters float beside their consumers
+(:mod:`floating`), auxiliary children go to side columns (:mod:`extract`) and edges touching
+them become annotation stubs (:mod:`annotate`); long skip edges are cut into stubs
+(:mod:`~tb_graph_plugin.layout.scene.stubs`).
 
 Pre: the sizes of the group's children (collapsed sizes, or the boxes of expanded child
 groups laid out before: bottom-up). Post: a :class:`GroupLayout` in the group's own frame
@@ -17,8 +20,10 @@ from tb_graph_plugin.api.wire import NodeKind
 from tb_graph_plugin.layout import LayoutEdge, LayoutGraph, LayoutNode, layout
 from tb_graph_plugin.layout.geometry import attach_ends
 from tb_graph_plugin.layout.model import RankDir
+from tb_graph_plugin.layout.scene.annotate import annotate_extracted
 from tb_graph_plugin.layout.scene.bridge import boundary_edges
 from tb_graph_plugin.layout.scene.extract import extract_auxiliary
+from tb_graph_plugin.layout.scene.floating import float_parameters
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.placed import (
     GroupLayout,
@@ -33,7 +38,7 @@ from tb_graph_plugin.layout.scene.placed import (
 from tb_graph_plugin.layout.scene.series import layout_series
 from tb_graph_plugin.layout.scene.stubs import cut_long_edges
 
-__all__ = ["PlacedNode", "PlacedEdge", "GroupLayout", "layout_group", "bridge_layout_graph"]
+__all__ = ["PlacedNode", "PlacedEdge", "GroupLayout", "layout_group", "partition", "bridge_layout_graph"]
 
 
 def layout_group(h, gid: int, sizes: dict[int, tuple[float, float]], o: SceneOptions, is_root: bool = False) -> GroupLayout:
@@ -44,12 +49,31 @@ def layout_group(h, gid: int, sizes: dict[int, tuple[float, float]], o: SceneOpt
     return _layout_flow(h, gid, sizes, o, is_root)
 
 
-def _bridge_graph(h, group, core, bounds, sizes, o: SceneOptions):
+def partition(h, gid: int, bounds, o: SceneOptions):
+    """``(core, left, right, annexes, carriers)``: the flow children, the side columns, the
+    annex nodes (floating copies, annotation stubs) drawn in the children's columns, and the
+    floated children whose carrier copy takes their outgoing bridges (:mod:`floating`)."""
+    floated, annexes, carriers = float_parameters(h, gid, bounds, o)
+    fl = frozenset(floated)
+    left, right = extract_auxiliary(h, gid, o, exclude=fl)
+    side = set(left) | set(right)
+    annotate_extracted(h, gid, side, fl, bounds, o, annexes)
+    core = [c for c in h.group(gid).children if c not in side and c not in fl]
+    return core, left, right, annexes, carriers
+
+
+def _lid(c, carriers) -> str:
+    return f"f{c}" if c in carriers else str(c)
+
+
+def _bridge_graph(h, group, core, bounds, sizes, o: SceneOptions, annex=None, carriers=frozenset()):
     """The BridgeGraph of a group as a private LayoutGraph (+ what each layout edge stands for)."""
     lnodes = []
     for c in core:
-        (rw, rh), _, _ = reserved(h, c, sizes[c], o)
+        (rw, rh), _, _ = reserved(h, c, sizes[c], o, annex)
         lnodes.append(LayoutNode(str(c), rw, rh))
+    for c in sorted(carriers):
+        lnodes.append(LayoutNode(_lid(c, carriers), *o.embedding_size))
     bridges = {}
     for be in bounds:
         key = (be.incoming, be.outer)
@@ -63,10 +87,10 @@ def _bridge_graph(h, group, core, bounds, sizes, o: SceneOptions):
             ledges.append(LayoutEdge(str(me.src), str(me.dst), weight=1.0, kind=me.kind))
             edge_meta.append((me.src, me.dst, me.kind, me.size, me.count, me.base_edges[0] if me.count == 1 else None))
     for be in bounds:
-        if be.inner not in core_set:
-            continue  # an extracted child: drawn in its side column without edges
+        if be.inner not in core_set and be.inner not in carriers:
+            continue  # an extracted child: annotation stubs in its side column (annotate.py)
         b = bridges[(be.incoming, be.outer)]
-        s, t = (b, str(be.inner)) if be.incoming else (str(be.inner), b)
+        s, t = (b, str(be.inner)) if be.incoming else (_lid(be.inner, carriers), b)
         ledges.append(LayoutEdge(s, t, weight=1.0, kind=be.kind))
         count = len(be.base_edges)
         edge_meta.append((("bridge", be.incoming, be.outer) if be.incoming else be.inner,
@@ -80,31 +104,28 @@ def bridge_layout_graph(h, gid: int, o: SceneOptions = SceneOptions()) -> Layout
     from tb_graph_plugin.layout.scene.compose import _collapsed_size
 
     group = h.group(gid)
-    left, right = extract_auxiliary(h, gid, o)
-    side = set(left) | set(right)
-    core = [c for c in group.children if c not in side]
     bounds = [] if gid == h.root.id else boundary_edges(h, gid)
+    core, _, _, annex, carriers = partition(h, gid, bounds, o)
     sizes = {c: _collapsed_size(h, c, o) for c in group.children}
-    return _bridge_graph(h, group, core, bounds, sizes, o)[0]
+    return _bridge_graph(h, group, core, bounds, sizes, o, annex, carriers)[0]
 
 
 def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
     group = h.group(gid)
     kind_fn = kind_of(h)
-    left, right = extract_auxiliary(h, gid, o)
-    side = set(left) | set(right)
-    core = [c for c in group.children if c not in side]
     pad_top = 0.0 if is_root else o.padding_top
     pad = 0.0 if is_root else o.padding
     bounds = [] if is_root else boundary_edges(h, gid)
-    lgraph, edge_meta, bridges = _bridge_graph(h, group, core, bounds, sizes, o)
+    core, left, right, annex, carriers = partition(h, gid, bounds, o)
+    annex_edges: list[PlacedEdge] = []
+    lgraph, edge_meta, bridges = _bridge_graph(h, group, core, bounds, sizes, o, annex, carriers)
     lgraph, edge_meta, stubs = cut_long_edges(lgraph, edge_meta, o.stub_min_span, o.stub_size)
     res = layout(lgraph, o.layout)
     # side columns
     sep = max(o.layout.nodesep * 2, o.embedding_gap)
 
     def column(ids):
-        boxes = [(reserved(h, c, sizes[c], o)[0], c) for c in ids]
+        boxes = [(reserved(h, c, sizes[c], o, annex)[0], c) for c in ids]
         width = max((b[0][0] for b in boxes), default=0.0)
         height = sum(b[0][1] for b in boxes) + sep * max(len(boxes) - 1, 0)
         return boxes, width, height
@@ -112,7 +133,7 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
     lcol, lw, lh = column(left)
     rcol, rw_, rh = column(right)
     x0 = pad + (lw + o.side_column_gap if left else 0.0)
-    core_w, core_h = (res.width, res.height) if core else (0.0, 0.0)
+    core_w, core_h = (res.width, res.height) if core or carriers else (0.0, 0.0)
     inner_h = max(core_h, lh, rh)
     width = x0 + core_w + (o.side_column_gap + rw_ if right else 0.0) + pad
     height = pad_top + inner_h + pad
@@ -123,11 +144,18 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
     box: dict = {}
     for c in core:
         cx, cy = res.positions[str(c)]
-        box[c] = place_child(h, c, cx + x0, cy + y0, sizes[c], o, nodes, kind_fn)
+        box[c] = place_child(h, c, cx + x0, cy + y0, sizes[c], o, nodes, kind_fn, annex=annex, out_edges=annex_edges)
+    for c in sorted(carriers):  # the copy of a floated parameter that feeds the group's outside
+        cx, cy = res.positions[_lid(c, carriers)]
+        ew, eh = o.embedding_size
+        name = h.name_of(c)
+        nodes.append(PlacedNode(name, NodeKind.IN_EMBEDDING, cx + x0, cy + y0, ew, eh, hid=c, of=name))
+        box[c] = (cx + x0, cy + y0, ew, eh)
     for boxes, cx in ((lcol, pad + lw / 2), (rcol, width - pad - rw_ / 2)):
         y = pad_top
         for (bw, bh), c in boxes:
-            box[c] = place_child(h, c, cx, y + bh / 2, sizes[c], o, nodes, kind_fn, extracted=True)
+            box[c] = place_child(h, c, cx, y + bh / 2, sizes[c], o, nodes, kind_fn, extracted=True, annex=annex,
+                                 out_edges=annex_edges)
             y += bh + sep
     # bridges on the group border: inputs where the flow starts, outputs where it ends,
     # spread along the border so that they never overlap
@@ -184,5 +212,6 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
             pts = pts[:-1] + [[tb[0], tb[1]]]
         pts = [list(p) for p in attach_ends(pts, sb, tb)]
         edges.append(PlacedEdge(name_of(s), name_of(t), pts, kind, size, count, base, reversed=back))
+    edges.extend(annex_edges)
     return GroupLayout(width, height, nodes, edges, engine=res.engine_used.value,
                        seconds=res.timings.get("total", 0.0))

@@ -36,6 +36,9 @@ class SceneOptions:
     max_control_degree: int = 4
     out_extract_types: tuple[str, ...] = ("NoOp",)
     side_column_gap: float = 20.0
+    # floating copies (nGraph 002): a parameter/constant-like source feeding at least this many
+    # children of its group is drawn as a copy beside each consumer (floating.py); 0 disables
+    float_fanout: int = 3
     # edge stroke width: power scale (exponent 0.3) of summed tensor size over [1, 5e6]
     edge_width: tuple[float, float] = (0.75, 12.0)
     edge_size_domain: tuple[float, float] = (1.0, 5e6)

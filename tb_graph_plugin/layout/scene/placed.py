@@ -3,7 +3,10 @@ child (with its embeddings) at a spot. Shared by :mod:`group` (flow) and :mod:`s
 
 Embeddings (VAST 004, "Extract Non-Critical Operations"): up to ``max_annotations`` in- and
 out-embeddings of an op are drawn as small icons in columns left and right of it; the layout
-reserves room for those columns, so they never overlap other boxes.
+reserves room for those columns, so they never overlap other boxes. The same columns hold a
+child's :class:`Annex` nodes: floating copies of high fan-out parameters (:mod:`floating`)
+and annotation stubs naming an extracted neighbour (:mod:`annotate`), each joined to the
+child by short edges that never leave the child's reserved box.
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ import dataclasses
 from typing import Optional
 
 from tb_graph_plugin.api.wire import NodeKind
+from tb_graph_plugin.layout.geometry import attach_ends
 from tb_graph_plugin.layout.scene.options import SceneOptions
 
-__all__ = ["PlacedNode", "PlacedEdge", "GroupLayout", "reserved", "place_child", "spread", "kind_of", "bridge_name"]
+__all__ = ["PlacedNode", "PlacedEdge", "GroupLayout", "Annex", "reserved", "place_child", "spread", "kind_of",
+           "bridge_name"]
 
 
 @dataclasses.dataclass
@@ -53,6 +58,27 @@ class GroupLayout:
     seconds: float = 0.0
 
 
+@dataclasses.dataclass
+class Annex:
+    """A small node drawn in a child's embedding column, joined to the child by ``edges``.
+
+    In the left (input) column each edge runs annex -> child, in the right (output) column
+    child -> annex. ``edges`` holds ``(kind, size, count, base_edge)`` per drawn edge.
+    """
+
+    name: str
+    kind: NodeKind
+    width: float
+    height: float
+    hid: Optional[int] = None
+    of: Optional[str] = None
+    label: Optional[str] = None
+    edges: list = dataclasses.field(default_factory=list)
+
+
+Annexes = dict  # child id -> ([Annex] left column, [Annex] right column)
+
+
 def embedding_nodes(h, op: int, o: SceneOptions):
     if op >= h.n_ops:
         return [], []
@@ -60,38 +86,67 @@ def embedding_nodes(h, op: int, o: SceneOptions):
     return ins[: o.max_annotations], outs[: o.max_annotations]
 
 
-def reserved(h, c: int, size, o: SceneOptions):
-    """Box reserved in the layout for child c: its own box plus embedding columns."""
-    w, hh = size
+def _columns(h, c: int, o: SceneOptions, annex):
+    """(left, right) column items of child c: ``(width, height, embedding id | Annex)``."""
     ins, outs = embedding_nodes(h, c, o)
     ew, eh = o.embedding_size
-    left = ew + o.embedding_gap if ins else 0.0
-    right = ew + o.embedding_gap if outs else 0.0
-    stack = max(len(ins), len(outs)) * (eh + o.embedding_gap) - o.embedding_gap if (ins or outs) else 0.0
+    extra_in, extra_out = annex.get(c, ((), ())) if annex else ((), ())
+    left = [(ew, eh, e) for e in ins] + [(a.width, a.height, a) for a in extra_in]
+    right = [(ew, eh, e) for e in outs] + [(a.width, a.height, a) for a in extra_out]
+    return left, right
+
+
+def _stack(items, gap: float) -> float:
+    return sum(i[1] for i in items) + gap * (len(items) - 1) if items else 0.0
+
+
+def reserved(h, c: int, size, o: SceneOptions, annex: Optional[Annexes] = None):
+    """Box reserved in the layout for child c: its own box plus embedding (and annex) columns."""
+    w, hh = size
+    lcol, rcol = _columns(h, c, o, annex)
+    left = max(i[0] for i in lcol) + o.embedding_gap if lcol else 0.0
+    right = max(i[0] for i in rcol) + o.embedding_gap if rcol else 0.0
+    stack = max(_stack(lcol, o.embedding_gap), _stack(rcol, o.embedding_gap))
     return (w + left + right, max(hh, stack)), left, right
 
 
-def place_child(h, c, cx, cy, size, o, out_nodes, kind_fn, extracted=False):
-    """Place child c with its reserved box centred at (cx, cy); returns the child's own box."""
-    (rw, rh), left, right = reserved(h, c, size, o)
+def place_child(h, c, cx, cy, size, o, out_nodes, kind_fn, extracted=False, annex: Optional[Annexes] = None,
+                out_edges: Optional[list] = None):
+    """Place child c with its reserved box centred at (cx, cy); returns the child's own box.
+
+    Annex nodes of c are placed in its columns and their edges appended to ``out_edges``.
+    """
+    (rw, rh), left, right = reserved(h, c, size, o, annex)
     w, hh = size
     x = cx - rw / 2 + left + w / 2
     name = h.name_of(c)
     out_nodes.append(PlacedNode(name, kind_fn(c), x, cy, w, hh, hid=c, extracted=extracted))
-    ins, outs = embedding_nodes(h, c, o)
-    ew, eh = o.embedding_size
-    for side, embs, kind in ((-1, ins, NodeKind.IN_EMBEDDING), (1, outs, NodeKind.OUT_EMBEDDING)):
-        if not embs:
+    own = (x, cy, w, hh)
+    for side, items in zip((-1, 1), _columns(h, c, o, annex)):
+        if not items:
             continue
-        ex = cx - rw / 2 + ew / 2 if side < 0 else cx + rw / 2 - ew / 2
-        total = len(embs) * (eh + o.embedding_gap) - o.embedding_gap
-        for i, emb in enumerate(embs):
-            ey = cy - total / 2 + eh / 2 + i * (eh + o.embedding_gap)
-            ename = h.name_of(emb)
-            if h.slim.owner[emb] != c:
-                ename = f"{ename}@{name}"
-            out_nodes.append(PlacedNode(ename, kind, ex, ey, ew, eh, hid=emb, of=name))
-    return (x, cy, w, hh)
+        col_w = max(i[0] for i in items)
+        ex = cx - rw / 2 + col_w / 2 if side < 0 else cx + rw / 2 - col_w / 2
+        ey = cy - _stack(items, o.embedding_gap) / 2
+        for iw, ih, item in items:
+            ey += ih / 2
+            if isinstance(item, Annex):
+                out_nodes.append(PlacedNode(item.name, item.kind, ex, ey, iw, ih, hid=item.hid, of=item.of,
+                                            label=item.label))
+                for kind, esize, count, base in item.edges:
+                    pts = [[ex, ey], [x, cy]] if side < 0 else [[x, cy], [ex, ey]]
+                    ends = ((ex, ey, iw, ih), own) if side < 0 else (own, (ex, ey, iw, ih))
+                    s, t = (item.name, name) if side < 0 else (name, item.name)
+                    out_edges.append(PlacedEdge(s, t, [list(p) for p in attach_ends(pts, *ends)], kind, esize,
+                                                count, base))
+            else:
+                ename = h.name_of(item)
+                if h.slim.owner[item] != c:
+                    ename = f"{ename}@{name}"
+                kind = NodeKind.IN_EMBEDDING if side < 0 else NodeKind.OUT_EMBEDDING
+                out_nodes.append(PlacedNode(ename, kind, ex, ey, iw, ih, hid=item, of=name))
+            ey += ih / 2 + o.embedding_gap
+    return own
 
 
 def spread(ideal: list[float], size: float, lo: float, hi: float) -> list[float]:

@@ -1,0 +1,75 @@
+"""Annotation stubs for edges that touch an extracted (side-column) node.
+
+Follows the stock tab (``render.ts`` in/out annotations) and the VAST paper (004, "Extract
+Auxiliary Nodes": an extracted node's edges are replaced by short annotations naming the
+neighbour, so no long edge runs across the picture). For every metaedge between a flow
+child and an extracted child, the flow child gets a STUB in its input (left) or output
+(right) column naming the extracted neighbour, and the extracted child gets one naming the
+flow child; metaedges between two extracted children and boundary edges whose inner end is
+extracted get stubs beside the extracted end(s) the same way. An extracted child shows at
+most ``max_annotations`` named stubs per side; the rest share one ``+N more`` stub.
+
+Pre: the group's metaedges and boundary edges, the extracted and floated child sets.
+Post: for every such metaedge or boundary edge, each stub edge joins a child to a stub in
+that child's own columns (so no edge crosses between the flow and a side column); every
+metaedge touching an extracted child is drawn at each of its ends by a stub edge (at an
+extracted end possibly merged into its ``+N more`` stub); named stubs carry ``of`` = the
+neighbour's name.
+"""
+
+from __future__ import annotations
+
+from tb_graph_plugin.api.wire import NodeKind
+from tb_graph_plugin.layout.scene.options import SceneOptions
+from tb_graph_plugin.layout.scene.placed import Annex, Annexes
+
+__all__ = ["annotate_extracted"]
+
+_IN, _OUT = 0, 1
+
+
+def _edge(kind, size, count, base):
+    return (kind, size, count, base if count == 1 else None)
+
+
+def annotate_extracted(h, gid: int, side: set, floated: set, bounds, o: SceneOptions,
+                       annexes: Annexes) -> None:
+    """Add the stubs to ``annexes`` (child -> ([left], [right])), in place."""
+    if not side:
+        return
+    # (child, column, other end key) -> edges; other key: child id or ("bridge", outer)
+    wanted: dict[tuple, list] = {}
+    for me in h.group(gid).metaedges:
+        if me.src in floated or (me.src not in side and me.dst not in side):
+            continue
+        e = _edge(me.kind, me.size, me.count, me.base_edges[0] if me.base_edges else None)
+        wanted.setdefault((me.src, _OUT, me.dst), []).append(e)
+        wanted.setdefault((me.dst, _IN, me.src), []).append(e)
+    for be in bounds:
+        if be.inner in side:
+            e = _edge(be.kind, be.size, len(be.base_edges), be.base_edges[0] if be.base_edges else None)
+            wanted.setdefault((be.inner, _IN if be.incoming else _OUT, ("bridge", be.outer)), []).append(e)
+    shown: dict[tuple, int] = {}
+    more: dict[tuple, list] = {}
+    n_more: dict[tuple, int] = {}
+    for (child, col, other), edges in wanted.items():
+        if child in side:
+            k = shown.get((child, col), 0)
+            if k >= o.max_annotations:
+                more.setdefault((child, col), []).extend(edges)
+                n_more[(child, col)] = n_more.get((child, col), 0) + 1
+                continue
+            shown[(child, col)] = k + 1
+        outer = other[1] if isinstance(other, tuple) else other
+        arrow = "\u2190 " if col == _IN else "\u2192 "
+        name = f"{h.name_of(child)}/__ann_{'in' if col == _IN else 'out'}__/{h.name_of(outer)}"
+        annexes.setdefault(child, ([], []))[col].append(
+            Annex(name, NodeKind.STUB, *o.stub_size, of=h.name_of(outer), label=arrow + h.label(outer),
+                  edges=list(edges)))
+    for (child, col), edges in more.items():
+        kinds = {e[0] for e in edges}
+        kind = "data" if "data" in kinds else ("reference" if "reference" in kinds else "control")
+        merged = (kind, sum(e[1] for e in edges), sum(e[2] for e in edges), None)
+        name = f"{h.name_of(child)}/__ann_{'in' if col == _IN else 'out'}__/+more"
+        annexes.setdefault(child, ([], []))[col].append(
+            Annex(name, NodeKind.STUB, *o.stub_size, label=f"+{n_more[(child, col)]} more", edges=[merged]))
