@@ -127,10 +127,8 @@ class Routes:
     def scene_route(self, request):
         ref = params.graph_ref(request.args)
         expanded = params.string_list(request.args, "expanded")
-        extract = request.args.get("extract", "on")
-        if extract not in ("on", "off"):
-            raise errors.InvalidArgumentError(f"query parameter `extract` must be on or off, got {extract!r}")
-        return self._run(request, ref, "scene", scene_args(ref, expanded, extract == "on"))
+        extract, floating = _on_off(request.args, "extract"), _on_off(request.args, "float")
+        return self._run(request, ref, "scene", scene_args(ref, expanded, extract, floating))
 
     @wrappers.Request.application
     @_json_errors
@@ -138,11 +136,8 @@ class Routes:
         ref = params.graph_ref(request.args)
         old = params.string_list(request.args, "from")
         expanded = params.string_list(request.args, "expanded")
-        extract = request.args.get("extract", "on")
-        if extract not in ("on", "off"):
-            raise errors.InvalidArgumentError(f"query parameter `extract` must be on or off, got {extract!r}")
-        args = {"graph": wire.to_plain(ref), "from": sorted(set(old)), "expanded": sorted(set(expanded)),
-                "extract": extract == "on"}
+        args = scene_args(ref, expanded, _on_off(request.args, "extract"), _on_off(request.args, "float"))
+        args["from"] = sorted(set(old))
         return self._run(request, ref, "scene_delta", args)
 
     @wrappers.Request.application
@@ -229,9 +224,17 @@ class Routes:
         return http_util.Respond(request, body, mime)
 
 
-def scene_args(ref: wire.GraphRef, expanded: list[str], extract: bool = True) -> dict:
-    """The arguments of a ``scene`` job (part of its key: keep them canonical)."""
-    return {"graph": wire.to_plain(ref), "expanded": sorted(set(expanded)), "extract": extract}
+def scene_args(ref: wire.GraphRef, expanded: list[str], extract: bool = True, floating: bool = True) -> dict:
+    """The arguments of a ``scene`` job (part of its key: keep them canonical). The defaults
+    are those of a request without ``extract``/``float``, as the frontend sends by default."""
+    return {"graph": wire.to_plain(ref), "expanded": sorted(set(expanded)), "extract": extract, "float": floating}
+
+
+def _on_off(args, name: str, default: str = "on") -> bool:
+    value = args.get(name, default)
+    if value not in ("on", "off"):
+        raise errors.InvalidArgumentError(f"query parameter `{name}` must be on or off, got {value!r}")
+    return value == "on"
 
 
 def _context(request):

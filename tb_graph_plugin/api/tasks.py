@@ -87,15 +87,25 @@ def graph_report(state: GraphState) -> dict:
     }
 
 
+def _scene_options(args: dict):
+    """SceneOptions from a scene job's arguments (``extract``, ``float``: the route's on/off)."""
+    import dataclasses
+
+    from tb_graph_plugin.layout.scene import SceneOptions
+
+    o = SceneOptions(extract=args.get("extract", True))
+    return o if args.get("float", True) else dataclasses.replace(o, float_fanout=0)
+
+
 def scene_task(state: GraphState, args: dict, progress: Progress) -> str:
-    from tb_graph_plugin.layout.scene import SceneOptions, build_scene
+    from tb_graph_plugin.layout.scene import build_scene
 
     progress("layout", 0.7)
     ref = wire.GraphRef(**dict(args["graph"], kind=wire.GraphKind(args["graph"]["kind"])))
     missing = [g for g in args["expanded"] if not state.hierarchy.has(g) or not state.hierarchy.is_group(g)]
     if missing:
         raise errors.InvalidArgumentError(f"cannot expand {missing[0]!r}: no such group in this graph")
-    options = SceneOptions(extract=args.get("extract", True))
+    options = _scene_options(args)
     scene = build_scene(state.hierarchy, ref, args["expanded"], options=options, cache=state.layout_cache)
     scene.stats.update(graph_report(state))
     return wire.to_json(scene)
@@ -153,7 +163,7 @@ def _ancestor_names(h, ref) -> list[str]:
 
 def scene_delta_task(state: GraphState, args: dict, progress: Progress) -> str:
     """Expand/collapse: the nodes that changed from expansion state ``from`` to ``expanded``."""
-    from tb_graph_plugin.layout.scene import SceneOptions, scene_delta
+    from tb_graph_plugin.layout.scene import scene_delta
 
     progress("layout", 0.7)
     h = state.hierarchy
@@ -162,7 +172,7 @@ def scene_delta_task(state: GraphState, args: dict, progress: Progress) -> str:
         missing = [g for g in args[key] if not h.has(g) or not h.is_group(g)]
         if missing:
             raise errors.InvalidArgumentError(f"`{key}` names {missing[0]!r}: no such group in this graph")
-    options = SceneOptions(extract=args.get("extract", True))
+    options = _scene_options(args)
     delta = scene_delta(h, ref, args["from"], args["expanded"], options=options, cache=state.layout_cache)
     delta.stats.update(graph_report(state))  # the same graph report as /scene
     return wire.to_json(delta)

@@ -4,8 +4,12 @@ Pipeline for one ``build_scene`` call (:mod:`~tb_graph_plugin.layout.scene.compo
 
 1. ``compose.visible_expanded``    which expanded groups are visible
 2. ``compose.group_layouts``       bottom-up, per visible expanded group (cached):
-   a. ``extract.extract_auxiliary``  high-degree children -> side columns (VAST, stock thresholds)
-   b. ``bridge.boundary_edges``      edges crossing the group border -> bridges
+   a. ``bridge.boundary_edges``      edges crossing the group border -> bridges
+      ``group.partition``:
+      ``floating.float_parameters``  high fan-out parameters -> a copy beside each consumer (nGraph)
+      ``extract.extract_auxiliary``  high-degree children -> side columns (VAST, stock thresholds)
+      ``annotate.annotate_extracted`` edges touching them -> labelled stubs at both ends
+   b. ``group._bridge_graph``        the group's BridgeGraph as a private LayoutGraph
       ``stubs.cut_long_edges``       long skip edges -> labelled stubs (nGraph, span > 20)
    c. ``group.layout_group``         the BridgeGraph through the layered engine
                                      (``tb_graph_plugin.layout.layout``), embeddings beside
