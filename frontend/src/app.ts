@@ -29,6 +29,8 @@ import { prefersDark, watchTheme } from "./ui/theme";
 import { renderWarnings } from "./ui/warnings";
 
 export class App {
+  /** asked for first, before the page skeleton is built: the whole first load waits for it */
+  private readonly listingAnswer = api.fetchListing();
   private readonly ui = new Shell();
   private readonly body = this.ui.body;
   private readonly loader = new SceneLoader(this.ui);
@@ -154,7 +156,7 @@ export class App {
   // ---------------------------------------------------------------- loading
   private async loadListing(): Promise<void> {
     try {
-      this.listing = await api.fetchListing();
+      this.listing = await this.listingAnswer;
       markOnce("listing");
     } catch (e) {
       this.fail(e);

@@ -1,6 +1,7 @@
 """End to end (TensorBoard subprocess + headless Chromium) for the features that need the
 server's newer parts: series ungroup/regroup (``ungroup`` on every per-graph route), reversed
-cycle edges (``SceneEdge.reversed``) and expand/collapse through ``/scene_delta``.
+cycle edges (``SceneEdge.reversed``), expand/collapse through ``/scene_delta``, and the first scene
+fetched by the page while the scene worker is still starting (then kept by the worker for deltas).
 Screenshots land in tests/_artifacts/screenshots/.
 """
 
@@ -10,8 +11,9 @@ import json
 
 import pytest
 
+from tests.ui.conftest import app_frame, wait_settled
 from tests.ui.test_explorer_loading_and_toggles import upload, wait_expanded, write_graph
-from tests.ui.test_graph_explorer_ui import ds, nodes, open_graph, page_shot_path, to_page
+from tests.ui.test_graph_explorer_ui import canvas_ink, ds, nodes, open_graph, page_shot_path, to_page
 
 pytestmark = pytest.mark.slow
 
@@ -111,3 +113,36 @@ def test_a_failing_scene_delta_falls_back_to_the_whole_scene(page, explorer):
     assert ds(frame, "sceneVia") == "scene"
     assert ds(frame, "error") == ""
     assert any(n["parent"] == group["name"] for n in nodes(frame))
+
+
+def test_the_first_scene_does_not_wait_for_the_worker_and_seeds_its_deltas(page, tensorboard_url, ui_logdir):
+    # hold the worker's script back: the first scene must be fetched and drawn without it
+    held = []
+    page.route("**/static/scene_worker.js", lambda route: held.append(route))
+    page.goto(f"{tensorboard_url(ui_logdir, min_runs=4)}/#graph_explorer")
+    frame = app_frame(page)
+    assert wait_settled(frame) == "ready", ds(frame, "error")
+    frame.wait_for_function("Number(document.body.dataset.drawnNodes) > 0")
+    assert ds(frame, "sceneVia") == "first"
+    assert canvas_ink(frame) > 50
+    assert held, "the worker's script was never asked for"
+    assert frame.evaluate("performance.getEntriesByName('gx:worker-boot').length") == 0
+    for route in held:
+        route.continue_()
+    frame.wait_for_function("performance.getEntriesByName('gx:worker-boot').length > 0")
+    # the worker got the first scene as its seed: expand and collapse come as deltas from it
+    before = {n["name"] for n in nodes(frame)}
+    group = max((n for n in nodes(frame) if n["kind"] == "meta" and not n["expanded"]), key=lambda n: n["cardinality"])
+    frame.evaluate(f"window.graphExplorer.toggle({json.dumps(group['name'])})")
+    wait_expanded(frame, group["name"])
+    assert ds(frame, "sceneVia") == "delta"
+    assert ds(frame, "sceneSource") == "worker"
+    assert any(n["parent"] == group["name"] for n in nodes(frame))
+    frame.evaluate(f"window.graphExplorer.toggle({json.dumps(group['name'])})")
+    wait_expanded(frame, group["name"], present=False)
+    assert ds(frame, "sceneVia") == "delta"
+    assert {n["name"] for n in nodes(frame)} == before
+    marks = frame.evaluate("performance.getEntriesByType('mark').map(e => e.name)")
+    assert [m for m in ("gx:module", "gx:listing", "gx:scene", "gx:model", "gx:paint") if m in marks] == \
+        ["gx:module", "gx:listing", "gx:scene", "gx:model", "gx:paint"]
+    assert page.errors == []

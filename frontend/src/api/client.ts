@@ -42,7 +42,8 @@ async function errorFrom(resp: Response): Promise<ApiError> {
   return new ApiError(`${message} (HTTP ${resp.status})`, resp.status);
 }
 
-async function getJson<T>(url: string, init?: RequestInit): Promise<{ status: number; body: T }> {
+/** fetch, with every failure (network, 4xx/5xx) as an ApiError carrying the server's message. */
+async function send(url: string, init?: RequestInit): Promise<Response> {
   let resp: Response;
   try {
     resp = await fetch(resolve(url), init);
@@ -50,12 +51,20 @@ async function getJson<T>(url: string, init?: RequestInit): Promise<{ status: nu
     throw new ApiError(`cannot reach the server: ${(e as Error).message}`, 0);
   }
   if (!resp.ok) throw await errorFrom(resp);
-  const text = await resp.text();
+  return resp;
+}
+
+export function parseJson<T>(text: string, status: number): T {
   try {
-    return { status: resp.status, body: JSON.parse(text) as T };
+    return JSON.parse(text) as T;
   } catch {
-    throw new ApiError(`server answered with non-JSON: ${text.slice(0, 200)}`, resp.status);
+    throw new ApiError(`server answered with non-JSON: ${text.slice(0, 200)}`, status);
   }
+}
+
+async function getJson<T>(url: string, init?: RequestInit): Promise<{ status: number; body: T }> {
+  const resp = await send(url, init);
+  return { status: resp.status, body: parseJson<T>(await resp.text(), resp.status) };
 }
 
 export function refParams(ref: GraphRef, view: ViewOptions = DEFAULT_VIEW): URLSearchParams {
@@ -73,12 +82,22 @@ export async function fetchListing(): Promise<Listing> {
 export type ProgressFn = (job: Job) => void;
 
 
-/** GET a route that may answer 202 Job: poll the job, reporting its stage, until the answer is ready. */
-async function getWithJob<T>(url: string, onProgress: ProgressFn, isCurrent: () => boolean): Promise<T> {
+const readJson = async <T>(resp: Response): Promise<T> => parseJson<T>(await resp.text(), resp.status);
+
+/**
+ * GET a route that may answer 202 Job: poll the job, reporting its stage, until the answer is
+ * ready; `read` takes the final answer (JSON by default).
+ */
+async function getWithJob<T>(
+  url: string,
+  onProgress: ProgressFn,
+  isCurrent: () => boolean,
+  read: (resp: Response) => Promise<T> = readJson,
+): Promise<T> {
   for (let attempt = 0; ; attempt++) {
-    const { status, body } = await getJson<T | Job>(url);
-    if (status !== 202) return body as T;
-    let job = body as Job;
+    const resp = await send(url);
+    if (resp.status !== 202) return read(resp);
+    let job = await readJson<Job>(resp);
     onProgress(job);
     while (job.state === "running") {
       if (!isCurrent()) throw new ApiError("superseded", 0);
@@ -103,6 +122,20 @@ export async function fetchScene(
   p.set("expanded", JSON.stringify(expanded));
   p.set("wait", "1"); // let the server answer within 1 s before falling back to a 202 Job
   return getWithJob<Scene>(`scene?${p}`, onProgress, isCurrent);
+}
+
+/** GET scene like fetchScene, but the answer as raw bytes: to parse here, or to hand to the scene worker untouched. */
+export async function fetchSceneBytes(
+  ref: GraphRef,
+  expanded: string[],
+  onProgress: ProgressFn,
+  isCurrent: () => boolean = () => true,
+  view: ViewOptions = DEFAULT_VIEW,
+): Promise<ArrayBuffer> {
+  const p = refParams(ref, view);
+  p.set("expanded", JSON.stringify(expanded));
+  p.set("wait", "1");
+  return getWithJob(`scene?${p}`, onProgress, isCurrent, (resp) => resp.arrayBuffer());
 }
 
 /** GET scene_delta: what changes from the expansion state ``from`` to ``expanded``. */

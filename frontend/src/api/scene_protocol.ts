@@ -15,6 +15,17 @@ export interface LoadRequest {
   expanded: string[];
   /** the expansion state the app shows now; the worker may answer with /scene_delta from it */
   from: string[] | null;
+  /** the /scene answer's bytes, already fetched by the app: parse these instead of fetching */
+  body?: ArrayBuffer;
+}
+
+/** The scene the app fetched and parsed itself (the first one): kept for /scene_delta, no answer. */
+export interface SeedRequest {
+  type: "seed";
+  base: string;
+  ref: GraphRef;
+  view: ViewOptions;
+  body: ArrayBuffer; // the /scene answer's bytes
 }
 
 export interface CancelRequest {
@@ -22,9 +33,10 @@ export interface CancelRequest {
   id: number;
 }
 
-export type WorkerRequest = LoadRequest | CancelRequest;
+export type WorkerRequest = LoadRequest | SeedRequest | CancelRequest;
 
 export type WorkerAnswer =
+  | { id: 0; type: "ready"; boot: number } // the worker runs (boot: epoch ms)
   | { id: number; type: "progress"; job: Job }
   | { id: number; type: "head"; head: SceneHead; via: "scene" | "delta"; timing: WorkerTiming }
   | { id: number; type: "nodes"; nodes: SceneNode[] }
@@ -32,15 +44,19 @@ export type WorkerAnswer =
   | { id: number; type: "done" }
   | { id: number; type: "error"; message: string; status: number };
 
-/** When the worker started and fetched+parsed this answer, as epoch ms (timeOrigin + now). */
+/** When the worker fetched (or was handed) and parsed this answer, as epoch ms (timeOrigin + now). */
 export interface WorkerTiming {
-  boot: number;
   fetchStart: number;
   fetchEnd: number;
 }
 
 export const NODE_CHUNK = 2000;
 export const EDGE_CHUNK = 1000;
+
+/** The key of the scene the worker keeps: a delta applies only to the same graph, base and view. */
+export function sceneKey(base: string, ref: GraphRef, view: ViewOptions): string {
+  return JSON.stringify([base, ref.run, ref.tag, ref.kind, ref.step ?? null, view.extract, [...view.ungroup].sort()]);
+}
 
 /** The scene after a delta: removed nodes dropped, upserted ones replaced or appended. */
 export function applyDelta(old: Scene, d: SceneDelta): Scene {

@@ -20,6 +20,8 @@ export class FrameLoop {
   private frame = 0;
   private miniDirty = true;
   private miniTimer = 0;
+  /** the canvas shows nothing yet (its CSS background): a frame without a scene may skip it */
+  private blank = true;
 
   constructor(
     private readonly renderer: Renderer,
@@ -41,8 +43,12 @@ export class FrameLoop {
       const t0 = performance.now();
       this.renderer.resize();
       const model = this.model();
-      const stats = timed("gx:draw", () => this.renderer.draw(model, this.vp, this.st()));
-      if (this.miniDirty && !this.miniTimer) this.miniTimer = window.setTimeout(() => this.rebuildMinimap(), 0);
+      // Before the first scene there is nothing to clear: no canvas work (a full-canvas fill
+      // costs ms on the main thread the first scene is waiting for).
+      const skip = !model && this.blank;
+      const stats = skip ? { nodes: 0, edges: 0, labels: 0, ms: 0, edgeMs: 0 } : timed("gx:draw", () => this.renderer.draw(model, this.vp, this.st()));
+      this.blank = skip;
+      if (this.miniDirty && !this.miniTimer && !skip) this.miniTimer = window.setTimeout(() => this.rebuildMinimap(), 0);
       const [w, h] = this.renderer.size();
       this.minimap.draw(this.vp, w, h, this.renderer.palette);
       const d = document.body.dataset;
