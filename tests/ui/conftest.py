@@ -67,8 +67,9 @@ def page(browser, request):
         context.close()
 
 
-def app_frame(page, timeout: float = 30.0):
-    """The Graph Explorer iframe inside TensorBoard's page."""
+def app_frame(page, timeout: float = 30.0, poll_ms: float = 200):
+    """The Graph Explorer iframe inside TensorBoard's page (looked for every ``poll_ms``; the
+    bench polls often so that finding the frame adds little to a measured first paint)."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         for f in page.frames:
@@ -78,7 +79,7 @@ def app_frame(page, timeout: float = 30.0):
                         return f
                 except Exception:  # frame still navigating
                     pass
-        page.wait_for_timeout(200)  # (time.sleep would not let Playwright see new frames)
+        page.wait_for_timeout(poll_ms)  # (time.sleep would not let Playwright see new frames)
     raise AssertionError(f"the {PLUGIN} iframe never started; frames: {[f.url for f in page.frames]}")
 
 
