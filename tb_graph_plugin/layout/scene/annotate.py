@@ -9,6 +9,12 @@ flow child; metaedges between two extracted children and boundary edges whose in
 extracted get stubs beside the extracted end(s) the same way. An extracted child shows at
 most ``max_annotations`` named stubs per side; the rest share one ``+N more`` stub.
 
+Hub bridges (:func:`annotate_hub_bridges`, ours): an outside neighbour joined to more than
+``max_bridge_degree`` flow children (the next run of a split optimizer group is fed by 600 of
+this run's ops) would be one bridge node that every layout engine must reach from all of
+them: crossings by the thousand. Its boundary edges become a stub beside each inner child
+instead, and the bridge is not laid out.
+
 Pre: the group's metaedges and boundary edges, the extracted and floated child sets.
 Post: for every such metaedge or boundary edge, each stub edge joins a child to a stub in
 that child's own columns (so no edge crosses between the flow and a side column); every
@@ -23,7 +29,7 @@ from tb_graph_plugin.api.wire import NodeKind
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.placed import Annex, Annexes
 
-__all__ = ["annotate_extracted"]
+__all__ = ["annotate_extracted", "annotate_hub_bridges"]
 
 _IN, _OUT = 0, 1
 
@@ -73,3 +79,32 @@ def annotate_extracted(h, gid: int, side: set, floated: set, bounds, o: SceneOpt
         name = f"{h.name_of(child)}/__ann_{'in' if col == _IN else 'out'}__/+more"
         annexes.setdefault(child, ([], []))[col].append(
             Annex(name, NodeKind.STUB, *o.stub_size, label=f"+{n_more[(child, col)]} more", edges=[merged]))
+
+
+def annotate_hub_bridges(h, gid: int, side: set, floated: set, bounds, o: SceneOptions,
+                         annexes: Annexes) -> frozenset:
+    """Stubs for the boundary edges of hub bridges, added to ``annexes``; the hub keys.
+
+    Post: every boundary edge between a flow child and an outside neighbour with more than
+    ``o.max_bridge_degree`` such edges (per direction) is drawn as a stub edge in that child's
+    own column, and the returned ``(incoming, outer)`` keys name the bridges not to lay out.
+    """
+    if o.max_bridge_degree <= 0:
+        return frozenset()
+    degree: dict[tuple, int] = {}
+    for be in bounds:
+        if be.inner not in side and be.inner not in floated:
+            key = (be.incoming, be.outer)
+            degree[key] = degree.get(key, 0) + 1
+    hubs = frozenset(k for k, d in degree.items() if d > o.max_bridge_degree)
+    for be in bounds:
+        if (be.incoming, be.outer) not in hubs or be.inner in side or be.inner in floated:
+            continue
+        col = _IN if be.incoming else _OUT
+        arrow = "\u2190 " if col == _IN else "\u2192 "
+        name = f"{h.name_of(be.inner)}/__ann_{'in' if col == _IN else 'out'}__/{h.name_of(be.outer)}"
+        edge = _edge(be.kind, be.size, len(be.base_edges), be.base_edges[0] if be.base_edges else None)
+        annexes.setdefault(be.inner, ([], []))[col].append(
+            Annex(name, NodeKind.STUB, *o.stub_size, of=h.name_of(be.outer), label=arrow + h.label(be.outer),
+                  edges=[edge]))
+    return hubs

@@ -20,7 +20,7 @@ from tb_graph_plugin.api.wire import NodeKind
 from tb_graph_plugin.layout import LayoutEdge, LayoutGraph, LayoutNode, layout
 from tb_graph_plugin.layout.geometry import attach_ends
 from tb_graph_plugin.layout.model import RankDir
-from tb_graph_plugin.layout.scene.annotate import annotate_extracted
+from tb_graph_plugin.layout.scene.annotate import annotate_extracted, annotate_hub_bridges
 from tb_graph_plugin.layout.scene.bridge import boundary_edges
 from tb_graph_plugin.layout.scene.extract import extract_auxiliary
 from tb_graph_plugin.layout.scene.floating import float_parameters
@@ -50,24 +50,29 @@ def layout_group(h, gid: int, sizes: dict[int, tuple[float, float]], o: SceneOpt
 
 
 def partition(h, gid: int, bounds, o: SceneOptions):
-    """``(core, left, right, annexes, carriers)``: the flow children, the side columns, the
-    annex nodes (floating copies, annotation stubs) drawn in the children's columns, and the
-    floated children whose carrier copy takes their outgoing bridges (:mod:`floating`)."""
+    """``(core, left, right, annexes, carriers, hubs)``: the flow children, the side columns,
+    the annex nodes (floating copies, annotation stubs) drawn in the children's columns, the
+    floated children whose carrier copy takes their outgoing bridges (:mod:`floating`), and the
+    hub bridges drawn as stubs instead of laid out (:mod:`annotate`)."""
     floated, annexes, carriers = float_parameters(h, gid, bounds, o)
     fl = frozenset(floated)
     left, right = extract_auxiliary(h, gid, o, exclude=fl)
     side = set(left) | set(right)
     annotate_extracted(h, gid, side, fl, bounds, o, annexes)
+    hubs = annotate_hub_bridges(h, gid, side, fl, bounds, o, annexes)
     core = [c for c in h.group(gid).children if c not in side and c not in fl]
-    return core, left, right, annexes, carriers
+    return core, left, right, annexes, carriers, hubs
 
 
 def _lid(c, carriers) -> str:
     return f"f{c}" if c in carriers else str(c)
 
 
-def _bridge_graph(h, group, core, bounds, sizes, o: SceneOptions, annex=None, carriers=frozenset()):
+def _bridge_graph(h, group, core, bounds, sizes, o: SceneOptions, annex=None, carriers=frozenset(),
+                  hubs=frozenset()):
     """The BridgeGraph of a group as a private LayoutGraph (+ what each layout edge stands for)."""
+    if hubs:
+        bounds = [be for be in bounds if (be.incoming, be.outer) not in hubs]
     lnodes = []
     for c in core:
         (rw, rh), _, _ = reserved(h, c, sizes[c], o, annex)
@@ -105,9 +110,9 @@ def bridge_layout_graph(h, gid: int, o: SceneOptions = SceneOptions()) -> Layout
 
     group = h.group(gid)
     bounds = [] if gid == h.root.id else boundary_edges(h, gid)
-    core, _, _, annex, carriers = partition(h, gid, bounds, o)
+    core, _, _, annex, carriers, hubs = partition(h, gid, bounds, o)
     sizes = {c: _collapsed_size(h, c, o) for c in group.children}
-    return _bridge_graph(h, group, core, bounds, sizes, o, annex, carriers)[0]
+    return _bridge_graph(h, group, core, bounds, sizes, o, annex, carriers, hubs)[0]
 
 
 def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
@@ -116,9 +121,9 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
     pad_top = 0.0 if is_root else o.padding_top
     pad = 0.0 if is_root else o.padding
     bounds = [] if is_root else boundary_edges(h, gid)
-    core, left, right, annex, carriers = partition(h, gid, bounds, o)
+    core, left, right, annex, carriers, hubs = partition(h, gid, bounds, o)
     annex_edges: list[PlacedEdge] = []
-    lgraph, edge_meta, bridges = _bridge_graph(h, group, core, bounds, sizes, o, annex, carriers)
+    lgraph, edge_meta, bridges = _bridge_graph(h, group, core, bounds, sizes, o, annex, carriers, hubs)
     lgraph, edge_meta, stubs = cut_long_edges(lgraph, edge_meta, o.stub_min_span, o.stub_size)
     res = layout(lgraph, o.layout)
     # side columns

@@ -39,6 +39,9 @@ class SceneOptions:
     # floating copies (nGraph 002): a parameter/constant-like source feeding at least this many
     # children of its group is drawn as a copy beside each consumer (floating.py); 0 disables
     float_fanout: int = 3
+    # hub bridges (annotate.py): an outside neighbour joined to more flow children than this is
+    # drawn as a stub beside each of them instead of one bridge node; 0 disables
+    max_bridge_degree: int = 40
     # edge stroke width: power scale (exponent 0.3) of summed tensor size over [1, 5e6]
     edge_width: tuple[float, float] = (0.75, 12.0)
     edge_size_domain: tuple[float, float] = (1.0, 5e6)
