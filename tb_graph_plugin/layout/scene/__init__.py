@@ -9,6 +9,7 @@ Pipeline for one ``build_scene`` call (:mod:`~tb_graph_plugin.layout.scene.compo
       ``floating.float_parameters``  high fan-out parameters -> a copy beside each consumer (nGraph)
       ``extract.extract_auxiliary``  high-degree children -> side columns (VAST, stock thresholds)
       ``annotate.annotate_extracted`` edges touching them -> labelled stubs at both ends
+      ``annotate.annotate_hub_bridges`` bridges to > 40 children -> a stub beside each child
    b. ``group._bridge_graph``        the group's BridgeGraph as a private LayoutGraph
       ``stubs.cut_long_edges``       long skip edges -> labelled stubs (nGraph, span > 20)
    c. ``group.layout_group``         the BridgeGraph through the layered engine
