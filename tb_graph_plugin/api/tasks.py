@@ -112,13 +112,24 @@ def scene_task(state: GraphState, args: dict, progress: Progress) -> str:
 
 
 
+def _node_name(h, name: str) -> str:
+    """The hierarchy node a scene name stands for: the name itself, or for a copy drawn beside
+    another node (an embedding or floated parameter named ``node@beside``) the node before an ``@``."""
+    if h.has(name):
+        return name
+    at = name.find("@")
+    while at > 0:
+        if h.has(name[:at]):
+            return name[:at]
+        at = name.find("@", at + 1)
+    raise errors.NotFoundError(f"no node {name!r} in this graph")
+
+
 def node_task(state: GraphState, args: dict, progress: Progress) -> str:
     from tb_graph_plugin.hierarchy import node_details
 
     h = state.hierarchy
-    name = args["name"]
-    if not h.has(name):
-        raise errors.NotFoundError(f"no node {name!r} in this graph")
+    name = _node_name(h, args["name"])
     details = node_details(h, name)
     details.setdefault("version", wire.WIRE_VERSION)
     return wire.to_json(details)

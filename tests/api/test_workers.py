@@ -149,3 +149,15 @@ def test_worker_keeps_max_graphs_and_asks_again_for_an_evicted_one(app):
     assert [(m[0], m[1]) for m in finals] == [("done", "j1"), ("done", "j2"), ("need_graph", "j3"), ("done", "j4")]
     assert gc.get_freeze_count() > 0  # built graphs are moved out of the collector's generations
     gc.unfreeze()
+
+
+def test_node_of_a_copy_drawn_beside_another_node(app):
+    """Scene names ``node@beside`` (an embedding shown beside a second consumer, a floated
+    parameter's copy) open the info pane of ``node`` (regression: they answered 404)."""
+    hits = app.json(OURS + "/search", run="torch_cnn", q="conv1", wait="30")["hits"]
+    op, other = [h["name"] for h in hits if h["kind"] == "op"][:2]
+    details = app.json(OURS + "/node", run="torch_cnn", name=f"{op}@{other}", wait="30")
+    assert details["name"] == op
+    response = app.get(OURS + "/node", run="torch_cnn", name=f"nope@{op}", wait="30")
+    assert response.status_code == 404
+    assert response.get_json()["error"] == f"Not found: no node 'nope@{op}' in this graph"
