@@ -27,6 +27,7 @@ __all__ = ["DEFAULT_POLL_S", "Warmup"]
 logger = logging.getLogger(__name__)
 
 DEFAULT_POLL_S = 5.0
+_FIRST_POLL_S = 0.25
 _EXPERIMENT_ID = ""  # the default experiment: what a plain `tensorboard --logdir` serves
 
 
@@ -55,7 +56,9 @@ class Warmup:
                 self.poll()
             except Exception:
                 logger.exception("graph_explorer: warm-up failed")
-            self._stopped.wait(self._poll_s)
+            # Until the data provider lists a first graph, look often: TensorBoard loads event
+            # files in the background after it starts serving.
+            self._stopped.wait(self._poll_s if self._warmed else _FIRST_POLL_S)
 
     def poll(self) -> None:
         """Warm the current default graph once (waits for that job before returning)."""
