@@ -83,7 +83,7 @@ def visible_expanded(h, expanded: Iterable[str]) -> set[int]:
 def _collapsed_size(h, c: int, o: SceneOptions) -> tuple[float, float]:
     if c < h.n_ops:
         return o.op_size
-    return meta_size(h.cardinality(c), o)
+    return meta_size(h.cardinality(c), o, h.label(c))
 
 
 def group_layouts(h, visible: set[int], o: SceneOptions, cache: LayoutCache) -> dict[int, GroupLayout]:

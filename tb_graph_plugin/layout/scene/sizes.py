@@ -9,10 +9,16 @@ from tb_graph_plugin.layout.scene.options import SceneOptions
 __all__ = ["meta_size", "edge_width", "shape_label"]
 
 
-def meta_size(cardinality: int, o: SceneOptions) -> tuple[float, float]:
+def meta_size(cardinality: int, o: SceneOptions, label: str = "") -> tuple[float, float]:
+    """A collapsed group's box: height from its cardinality (stock rule); width wide enough for
+    its label and cardinality (ours: the stock fixed width cut most labels to a few characters),
+    between ``o.meta_width`` and ``o.meta_max_width`` (longer labels end in an ellipsis)."""
     lo, hi = o.meta_card_domain
     t = min(max((cardinality - lo) / (hi - lo), 0.0), 1.0)
-    return (o.meta_width, o.meta_height[0] + t * (o.meta_height[1] - o.meta_height[0]))
+    chars = len(label) + (len(str(cardinality)) + 1 if cardinality > 1 else 0)
+    text = o.meta_label_padding + o.label_char_width * chars
+    width = min(max(o.meta_width, text), max(o.meta_width, o.meta_max_width))
+    return (width, o.meta_height[0] + t * (o.meta_height[1] - o.meta_height[0]))
 
 
 def edge_width(size: int, o: SceneOptions) -> float:
