@@ -235,7 +235,7 @@ export class Renderer {
       ctx.textAlign = "left";
       ctx.textBaseline = "middle";
       const text = n.cardinality > 1 ? `${n.label} (${n.cardinality})` : n.label;
-      this.fitText(text, x0 + 2 * r + 6, y0 + r + 3, n.width - 2 * r - 10, fs);
+      this.fitText(text, x0 + 2 * r + 6, y0 + r + 3, n.width - 2 * r - 10, fs, k);
     }
   }
 
@@ -350,7 +350,7 @@ export class Renderer {
       }
       ctx.textAlign = isGroup ? "left" : "center";
       const x = isGroup ? left : n.x;
-      if (this.fitText(n.label, x, n.y, avail, fs)) labels++;
+      if (this.fitText(n.label, x, n.y, avail, fs, k)) labels++;
     }
     return labels;
   }
@@ -369,11 +369,20 @@ export class Renderer {
     return (w10 * fs) / 10;
   }
 
-  /** fillText that never overflows `avail` world px: truncates with an ellipsis. */
-  private fitText(text: string, x: number, y: number, avail: number, fs: number): boolean {
+  /** fillText that never overflows `avail` world px: a long label first shrinks (down to 80% of
+   * `fs`, never below the readable size at this zoom), then is truncated with an ellipsis. */
+  private fitText(text: string, x: number, y: number, avail: number, fs: number, k: number): boolean {
     if (avail <= fs) return false;
     let t = text;
     let tw = this.measure(t, fs);
+    if (tw > avail) {
+      const smaller = Math.max(fs * 0.8, MIN_LABEL_PX / k, fs * (avail / tw));
+      if (smaller < fs) {
+        fs = smaller;
+        this.ctx.font = `${fs}px ${FONT}`;
+        tw = this.measure(t, fs);
+      }
+    }
     if (tw > avail) {
       let lo = 0, hi = text.length;
       while (lo < hi) {
