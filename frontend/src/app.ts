@@ -188,19 +188,21 @@ export class App {
     this.ui.showEmpty(null);
     this.setModel(null); // never show the previous graph under the new pickers
     this.loader.cancel();
-    void this.loadScene(null);
+    void this.loadScene(null, undefined, true);
   }
 
   /**
    * Fetches the scene for the current expansion state. With an anchor (a node name and its
    * screen position before) the viewport is moved so that node stays where it was.
    */
-  private async loadScene(anchor: { name: string; sx: number; sy: number } | null, then?: () => void): Promise<boolean> {
+  private async loadScene(anchor: { name: string; sx: number; sy: number } | null, then?: () => void,
+                          firstView = false): Promise<boolean> {
     const ref = this.ref;
     if (!ref) return false;
     let model: SceneModel | null;
     try {
-      model = await this.loader.load(ref, this.view, this.expanded, this.model);
+      const view = firstView ? { ...this.view, firstView: true } : this.view;
+      model = await this.loader.load(ref, view, this.expanded, this.model);
     } catch (e) {
       this.fail(e);
       // keep the last scene on screen and its expansion state as the truth

@@ -128,7 +128,8 @@ class Routes:
         ref = params.graph_ref(request.args)
         expanded = params.string_list(request.args, "expanded")
         extract, floating = _on_off(request.args, "extract"), _on_off(request.args, "float")
-        return self._run(request, ref, "scene", scene_args(ref, expanded, extract, floating))
+        first_view = "expanded" not in request.args  # no expansion state yet: the server picks
+        return self._run(request, ref, "scene", scene_args(ref, expanded, extract, floating, first_view))
 
     @wrappers.Request.application
     @_json_errors
@@ -224,10 +225,15 @@ class Routes:
         return http_util.Respond(request, body, mime)
 
 
-def scene_args(ref: wire.GraphRef, expanded: list[str], extract: bool = True, floating: bool = True) -> dict:
+def scene_args(ref: wire.GraphRef, expanded: list[str], extract: bool = True, floating: bool = True,
+               first_view: bool = False) -> dict:
     """The arguments of a ``scene`` job (part of its key: keep them canonical). The defaults
-    are those of a request without ``extract``/``float``, as the frontend sends by default."""
-    return {"graph": wire.to_plain(ref), "expanded": sorted(set(expanded)), "extract": extract, "float": floating}
+    are those of a request without ``extract``/``float``, as the frontend sends by default;
+    ``first_view`` (a request without ``expanded``): the server opens the dominant groups."""
+    args = {"graph": wire.to_plain(ref), "expanded": sorted(set(expanded)), "extract": extract, "float": floating}
+    if first_view:
+        args["first_view"] = True
+    return args
 
 
 def _on_off(args, name: str, default: str = "on") -> bool:

@@ -106,7 +106,12 @@ def scene_task(state: GraphState, args: dict, progress: Progress) -> str:
     if missing:
         raise errors.InvalidArgumentError(f"cannot expand {missing[0]!r}: no such group in this graph")
     options = _scene_options(args)
-    scene = build_scene(state.hierarchy, ref, args["expanded"], options=options, cache=state.layout_cache)
+    expanded = args["expanded"]
+    if args.get("first_view"):
+        from tb_graph_plugin.layout.scene.first_view import first_view_expanded
+
+        expanded = first_view_expanded(state.hierarchy)
+    scene = build_scene(state.hierarchy, ref, expanded, options=options, cache=state.layout_cache)
     scene.stats.update(graph_report(state))
     return wire.to_json(scene)
 

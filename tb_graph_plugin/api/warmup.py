@@ -3,8 +3,8 @@
 The slow part of opening a big graph is the first job on it (parse, SlimGraph, Hierarchy, top
 level layout: seconds for a 50k-op training step). TensorBoard serves the tab long after it
 started, so a daemon thread watches the listing through the data provider and submits the
-``scene`` job of ``Listing.default`` (no group expanded, extraction on, scopes inferred when
-useful) exactly as ``/scene`` would: the frontend's first request then joins the running job
+``scene`` job of ``Listing.default`` (its first view: the server opens the dominant groups,
+extraction on, scopes inferred when useful) exactly as ``/scene`` without ``expanded`` would: the frontend's first request then joins the running job
 or finds its result cached. The same graph is not warmed twice while it stays the default.
 
 Pre-condition: ``routes.submit`` builds job keys the same way for routes and warm-up.
@@ -70,7 +70,7 @@ class Warmup:
         if key in self._warmed:
             return
         self._warmed.add(key)
-        handle = self._routes.submit(ctx, _EXPERIMENT_ID, ref, "scene", scene_args(ref, []))
+        handle = self._routes.submit(ctx, _EXPERIMENT_ID, ref, "scene", scene_args(ref, [], first_view=True))
         self.jobs.append(handle)
         handle.wait(None)
         logger.info("graph_explorer: warmed %s (%s)", key, handle.state.value)

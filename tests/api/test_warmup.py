@@ -42,7 +42,7 @@ def test_listing_default_is_what_warmup_builds(real_logs, kind, default):
         assert handle.state == wire.JobState.DONE, handle.wire()
         # The frontend's first request is the warm job itself: answered at once, nothing rebuilt.
         graph_ref = wire.GraphRef(ref["run"], ref["tag"], wire.GraphKind(ref["kind"]))
-        again = app.ours._routes.submit(None, "", graph_ref, "scene", scene_args(graph_ref, []))
+        again = app.ours._routes.submit(None, "", graph_ref, "scene", scene_args(graph_ref, [], first_view=True))
         assert again is handle
         response = app.get(OURS + "/scene", run=ref["run"], tag=ref["tag"], kind=ref["kind"], wait="0")
         assert response.status_code == 200

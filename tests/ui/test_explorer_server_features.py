@@ -67,8 +67,9 @@ def test_reversed_cycle_edges_are_dashed_and_in_the_legend(page, explorer, tmp_p
     frame = explorer
     upload(frame, write_graph(tmp_path, "cycle", CYCLE_GRAPH))
     loop = next(n for n in nodes(frame) if n["kind"] == "meta" and "while" in n["name"])
-    frame.evaluate(f"window.graphExplorer.toggle({json.dumps(loop['name'])})")
-    wait_expanded(frame, loop["name"])
+    if not loop["expanded"]:  # the first view may already have opened it (it holds most ops)
+        frame.evaluate(f"window.graphExplorer.toggle({json.dumps(loop['name'])})")
+        wait_expanded(frame, loop["name"])
     frame.wait_for_function("Number(document.body.dataset.legendEdgeEntries) === 1", timeout=30000)
     assert "reversed" in frame.inner_text("[data-legend]")
     assert "reversed" in frame.inner_text("[data-warnings]")

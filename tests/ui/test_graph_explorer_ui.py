@@ -154,11 +154,14 @@ def page_shot_path(name: str):
 def test_select_node_opens_info_pane_and_inputs_jump(page, explorer):
     frame = explorer
     open_graph(frame, "torch_cnn", kind="op", tag="__run_graph__")
-    group = visible_group(frame)
-    page.mouse.dblclick(*to_page(frame, group))
-    frame.wait_for_function(f"JSON.parse(document.body.dataset.expanded || '[]').includes({json.dumps(group['name'])})")
-    wait_settled(frame)
-    inner = [n for n in nodes(frame) if n["parent"] == group["name"] and n["kind"] == "op"]
+    # The first view opens the model group (ResNetLike holds nearly all ops): its ops are visible.
+    inner = [n for n in nodes(frame) if n["parent"] is not None and n["kind"] == "op" and n["w"] > 4]
+    if not inner:
+        group = visible_group(frame)
+        page.mouse.dblclick(*to_page(frame, group))
+        frame.wait_for_function(f"JSON.parse(document.body.dataset.expanded || '[]').includes({json.dumps(group['name'])})")
+        wait_settled(frame)
+        inner = [n for n in nodes(frame) if n["parent"] == group["name"] and n["kind"] == "op"]
     assert inner
     target = inner[-1]
     page.mouse.click(*to_page(frame, target))

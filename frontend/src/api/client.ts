@@ -6,6 +6,9 @@ import type { GraphRef, Job, Listing, NodeDetails, Scene, SceneDelta, SearchAnsw
 export interface ViewOptions {
   extract: boolean; // auto-extraction of high-degree nodes to side columns
   ungroup: string[]; // SeriesNode names shown as their members
+  // A graph's first load: no `expanded` is sent, so the server opens the groups that hold most of
+  // the graph (its first view); the answer's `expanded` is the state from then on.
+  firstView?: boolean;
 }
 
 export const DEFAULT_VIEW: ViewOptions = { extract: true, ungroup: [] };
@@ -119,7 +122,7 @@ export async function fetchScene(
   view: ViewOptions = DEFAULT_VIEW,
 ): Promise<Scene> {
   const p = refParams(ref, view);
-  p.set("expanded", JSON.stringify(expanded));
+  if (!view.firstView) p.set("expanded", JSON.stringify(expanded));
   p.set("wait", "1"); // let the server answer within 1 s before falling back to a 202 Job
   return getWithJob<Scene>(`scene?${p}`, onProgress, isCurrent);
 }
@@ -133,7 +136,7 @@ export async function fetchSceneBytes(
   view: ViewOptions = DEFAULT_VIEW,
 ): Promise<ArrayBuffer> {
   const p = refParams(ref, view);
-  p.set("expanded", JSON.stringify(expanded));
+  if (!view.firstView) p.set("expanded", JSON.stringify(expanded));
   p.set("wait", "1");
   return getWithJob(`scene?${p}`, onProgress, isCurrent, (resp) => resp.arrayBuffer());
 }

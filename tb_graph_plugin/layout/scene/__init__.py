@@ -2,6 +2,7 @@
 
 Pipeline for one ``build_scene`` call (:mod:`~tb_graph_plugin.layout.scene.compose`):
 
+0. ``first_view.first_view_expanded`` (a request without an expansion state) the dominant groups
 1. ``compose.visible_expanded``    which expanded groups are visible
 2. ``compose.group_layouts``       bottom-up, per visible expanded group (cached):
    a. ``bridge.boundary_edges``      edges crossing the group border -> bridges

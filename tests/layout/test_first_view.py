@@ -1,0 +1,77 @@
+"""The first view (``layout/scene/first_view.py``): the groups holding most of a graph are open
+when it is first shown; ``/scene`` without ``expanded`` answers it, ``expanded=[]`` does not."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tb_graph_plugin.cli import load_graph_def
+from tb_graph_plugin.graph import build_slim_graph
+from tb_graph_plugin.hierarchy import build_hierarchy
+from tb_graph_plugin.layout.scene.first_view import first_view_expanded
+from tests.tb_app import OURS, TbApp
+
+
+def _h(real_logs, kind):
+    return build_hierarchy(build_slim_graph(load_graph_def(str(real_logs.get(kind)))))
+
+
+def _check_chain(h, opened):
+    """Post-condition: outermost first, each the parent of the next, each a dominant group."""
+    parent = h.root.id
+    for name in opened:
+        gid = h.id_of(name)
+        assert h.parent(gid) == parent and h.is_group(gid)
+        siblings = h.group(parent).children
+        assert h.cardinality(gid) >= 0.6 * sum(h.cardinality(c) for c in siblings)
+        parent = gid
+
+
+def test_pytorch_model_opens_on_its_module(real_logs):
+    h = _h(real_logs, "torch_transformer")
+    opened = first_view_expanded(h)
+    assert opened[0] == "TransformerEncoder"  # beside `input` and `output`
+    _check_chain(h, opened)
+
+
+def test_keras_callback_model_opens_on_its_layers(real_logs):
+    h = build_hierarchy(build_slim_graph(_keras_graph(real_logs)))
+    opened = first_view_expanded(h)
+    assert opened and opened[0] == h.name_of(h.group(h.root.id).children[0])
+    _check_chain(h, opened)
+
+
+def _keras_graph(real_logs):
+    from tb_graph_plugin.api import wire
+    from tb_graph_plugin.ingest.local import LocalLogs
+
+    logs = LocalLogs(str(real_logs.get("keras_callback")))
+    ref = next(wire.GraphRef(r.run, t.tag, wire.GraphKind.CONCEPTUAL) for r in logs.listing().runs
+               for t in r.tags if t.conceptual_graph)
+    return logs.graph_def(ref)
+
+
+def test_a_top_level_with_many_children_stays_closed(real_logs):
+    h = _h(real_logs, "keras_resnet50_trace")
+    children = h.group(h.root.id).children
+    opened = first_view_expanded(h, max_children=len(children) - 1)
+    assert opened == []
+
+
+@pytest.fixture(scope="module")
+def app(real_logs):
+    app = TbApp(real_logs.get("torch_transformer"))
+    yield app
+    app.ours.pool.close()
+
+
+def test_scene_without_expanded_answers_the_first_view(app):
+    first = app.json(OURS + "/scene", run="torch_transformer", wait="30")
+    assert first["expanded"] and first["expanded"][0] == "TransformerEncoder"
+    assert any(n["parent"] == "TransformerEncoder" for n in first["nodes"])
+    closed = app.json(OURS + "/scene", run="torch_transformer", expanded="[]", wait="30")
+    assert closed["expanded"] == [] and all(n["parent"] is None for n in closed["nodes"])
+    again = app.json(OURS + "/scene", run="torch_transformer", expanded=json.dumps(first["expanded"]), wait="30")
+    assert {n["name"] for n in again["nodes"]} == {n["name"] for n in first["nodes"]}
