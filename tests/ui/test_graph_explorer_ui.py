@@ -94,6 +94,11 @@ def test_opens_on_a_graph_that_exists_and_pickers_switch_graphs(page, explorer):
     kinds = frame.eval_on_selector_all("[data-picker=kind] option", "os => os.map(o => o.value)")
     assert kinds == ["conceptual"]
     assert int(ds(frame, "sceneNodes")) > 0 and canvas_ink(frame) > 50
+    # its first view opens the one-box model on its layers, each op labelled beside its ellipse
+    shown = [n for n in nodes(frame) if n["kind"] == "op" and n["parent"] is not None]
+    assert len(shown) >= 5 and json.loads(ds(frame, "expanded"))
+    frame.wait_for_function(f"Number(document.body.dataset.drawnLabels) >= {len(shown)}")
+    page.screenshot(path=str(page_shot_path("keras_first_view_op_labels")))
     open_graph(frame, "torch_cnn", kind="op", tag="__run_graph__")
     assert canvas_ink(frame) > 50
     assert page.errors == []

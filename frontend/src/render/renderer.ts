@@ -7,6 +7,8 @@ import { SceneModel, type Rect } from "./model";
 import { Viewport } from "./viewport";
 
 export const MIN_LABEL_PX = 7; // smallest on-screen font size worth drawing
+const OP_LABEL_PX = 7; // world px of an op's label, drawn beside its ellipse
+const OP_LABEL_MAX_W = 90; // world px; longer op labels end in an ellipsis
 /** On-screen dash patterns (px): control edges dotted, reversed (cycle) edges long-dashed. */
 export const CONTROL_DASH = [2, 2];
 export const REVERSED_DASH = [7, 3];
@@ -134,6 +136,7 @@ export class Renderer {
     const outline = new Path2D();
     let outlined = false;
     const special: SceneNode[] = [];
+    const opLabels: SceneNode[] = [];
     for (const i of nodeIds) {
       const n = model.nodes[i];
       if ((n.kind === "meta" && n.expanded) || isHidden(n.name)) continue;
@@ -141,9 +144,11 @@ export class Renderer {
       const screen = Math.max(n.width, n.height) * k;
       if (screen >= 40 || (screen >= 14 && Math.min(10, Math.max(3, n.height * 0.6)) * k >= MIN_LABEL_PX)) {
         stats.labels += this.drawNode(n, k, st);
+        if (n.kind === "op" && OP_LABEL_PX * k >= MIN_LABEL_PX) opLabels.push(n);
         continue;
       }
       if (st.selected === n.name || st.traced?.has(n.name)) special.push(n);
+      if (n.kind === "op" && OP_LABEL_PX * k >= MIN_LABEL_PX) opLabels.push(n);
       const fill = screen < 3 && n.kind === "op" && !(this.colorer && this.colorer.mode !== "none") ? this.palette.opStroke : this.nodeFill(n);
       let path = small.get(fill);
       if (!path) small.set(fill, (path = new Path2D()));
@@ -170,6 +175,7 @@ export class Renderer {
       ctx.lineWidth = 0.6 / k;
       ctx.stroke(outline);
     }
+    for (const n of opLabels) stats.labels += this.drawOpLabel(n, k, n.parent ? model.node(n.parent) : undefined);
     for (const n of special) {
       ctx.strokeStyle = st.selected === n.name ? this.palette.selected : this.palette.traced;
       ctx.lineWidth = 2 / k;
@@ -327,6 +333,7 @@ export class Renderer {
     const isGroup = n.kind === "meta";
     if (isGroup && h * k >= 12 && w * k >= 24) this.drawToggle(x0 + 5, n.y, 3.2, false, k);
     if (n.kind === "in_embedding" || n.kind === "out_embedding") return 0;
+    if (n.kind === "op") return 0; // labelled beside it, after all nodes (drawOpLabel)
     const fs = Math.min(10, Math.max(3, h * 0.6));
     if (fs * k >= MIN_LABEL_PX && w * k >= 14) {
       ctx.font = `${fs}px ${FONT}`;
@@ -353,6 +360,20 @@ export class Renderer {
       if (this.fitText(n.label, x, n.y, avail, fs, k)) labels++;
     }
     return labels;
+  }
+
+  /** An op's ellipse is too small for text: its label goes beside it, as in the stock tab,
+   * cut so that it stays inside the op's expanded parent box. */
+  private drawOpLabel(n: SceneNode, k: number, parent?: SceneNode): number {
+    if (OP_LABEL_PX * k < MIN_LABEL_PX) return 0;
+    const ctx = this.ctx;
+    const x = n.x + n.width / 2 + 2;
+    const avail = parent ? Math.min(OP_LABEL_MAX_W, parent.x + parent.width / 2 - 2 - x) : OP_LABEL_MAX_W;
+    ctx.font = `${OP_LABEL_PX}px ${FONT}`;
+    ctx.fillStyle = this.palette.text;
+    ctx.textBaseline = "middle";
+    ctx.textAlign = "left";
+    return this.fitText(n.label, x, n.y, avail, OP_LABEL_PX, k) ? 1 : 0;
   }
 
   private measure(text: string, fs: number): number {
