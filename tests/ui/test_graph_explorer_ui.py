@@ -120,6 +120,9 @@ def test_pan_zoom_and_fit(page, explorer):
     page.mouse.up()
     vp2 = frame.evaluate("window.graphExplorer.viewport()")
     assert abs(vp2["tx"] - vp["tx"] - 120) < 2 and abs(vp2["ty"] - vp["ty"] - 60) < 2
+    # the drag showed shifted copies of the last drawing, and a full drawing followed when it stopped
+    assert int(ds(frame, "shiftedFrames") or 0) > 0
+    frame.wait_for_function("document.body.dataset.shifted === 'false'", timeout=2000)
     frame.click("[data-action=fit]")
     frame.wait_for_function(f"window.graphExplorer.viewport().k < {vp2['k']}")
     assert canvas_ink(frame) > 50

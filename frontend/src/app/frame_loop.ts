@@ -20,6 +20,7 @@ export class FrameLoop {
   private frame = 0;
   private miniDirty = true;
   private miniTimer = 0;
+  private settleTimer = 0;
   /** the canvas shows nothing yet (its CSS background): a frame without a scene may skip it */
   private blank = true;
 
@@ -48,6 +49,14 @@ export class FrameLoop {
       const skip = !model && this.blank;
       const stats = skip ? { nodes: 0, edges: 0, labels: 0, ms: 0, edgeMs: 0 } : timed("gx:draw", () => this.renderer.draw(model, this.vp, this.st()));
       this.blank = skip;
+      if (this.renderer.shifted) {
+        // a drag shows shifted copies of the last drawing: draw in full once it stops
+        window.clearTimeout(this.settleTimer);
+        this.settleTimer = window.setTimeout(() => {
+          this.renderer.invalidate();
+          this.redraw();
+        }, 150);
+      }
       if (this.miniDirty && !this.miniTimer && !skip) this.miniTimer = window.setTimeout(() => this.rebuildMinimap(), 0);
       const [w, h] = this.renderer.size();
       this.minimap.draw(this.vp, w, h, this.renderer.palette);
@@ -56,6 +65,8 @@ export class FrameLoop {
       d.drawnNodes = String(stats.nodes);
       d.drawnEdges = String(stats.edges);
       d.drawnLabels = String(stats.labels);
+      d.shifted = String(this.renderer.shifted);
+      if (this.renderer.shifted) d.shiftedFrames = String(Number(d.shiftedFrames ?? 0) + 1);
       d.drawMs = stats.ms.toFixed(1);
       d.drawEdgeMs = stats.edgeMs.toFixed(1);
       d.maxDrawMs = Math.max(Number(d.maxDrawMs ?? 0), performance.now() - t0).toFixed(1);

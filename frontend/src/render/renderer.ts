@@ -7,6 +7,7 @@ import { SceneModel, type Rect } from "./model";
 import { Viewport } from "./viewport";
 
 export const MIN_LABEL_PX = 7; // smallest on-screen font size worth drawing
+const PAN_REFRESH_MS = 120; // while dragging, a full drawing at most this often
 const OP_LABEL_PX = 7; // world px of an op's label, drawn beside its ellipse
 const OP_LABEL_MAX_W = 90; // world px; longer op labels end in an ellipsis
 /** On-screen dash patterns (px): control edges dotted, reversed (cycle) edges long-dashed. */
@@ -36,6 +37,12 @@ export class Renderer {
   dark = false;
   colorer: Colorer | null = null;
   private widthCache = new Map<string, number>();
+  // Panning: the last full drawing, shifted while only the translation changes (see draw()).
+  private panCache: { key: string; tx: number; ty: number; at: number; bitmap: HTMLCanvasElement; stats: DrawStats } | null = null;
+  /** the canvas shows a shifted copy (strips may be blank): a full drawing should follow */
+  shifted = false;
+  private readonly ids = new WeakMap<object, number>();
+  private nextId = 1;
 
   constructor(readonly canvas: HTMLCanvasElement) {
     const ctx = canvas.getContext("2d", { alpha: false });
@@ -63,7 +70,64 @@ export class Renderer {
     }
   }
 
+  /**
+   * Draws the scene. While only the view's translation changes (a drag), the last full drawing
+   * is shifted instead (a bitmap copy, ~1 ms whatever the scene size); a full drawing refills
+   * the strips it uncovers every PAN_REFRESH_MS, and any other change (zoom, scene, selection,
+   * hover, trace, colours, theme, removed nodes, canvas size) draws in full at once.
+   */
   draw(model: SceneModel | null, vp: Viewport, st: DrawState): DrawStats {
+    const t0 = performance.now();
+    const key = this.contentKey(model, vp, st);
+    const c = this.panCache;
+    if (c && model && c.key === key) {
+      const dx = vp.tx - c.tx, dy = vp.ty - c.ty;
+      const [cw, ch] = this.size();
+      if ((dx !== 0 || dy !== 0) && Math.abs(dx) < cw / 2 && Math.abs(dy) < ch / 2 && t0 - c.at < PAN_REFRESH_MS) {
+        const dpr = window.devicePixelRatio || 1;
+        this.ctx.setTransform(1, 0, 0, 1, 0, 0);
+        this.ctx.fillStyle = this.palette.background;
+        this.ctx.fillRect(0, 0, this.canvas.width, this.canvas.height);
+        this.ctx.drawImage(c.bitmap, Math.round(dx * dpr), Math.round(dy * dpr));
+        this.shifted = true;
+        return { ...c.stats, ms: performance.now() - t0, edgeMs: 0 };
+      }
+    }
+    const stats = this.drawFull(model, vp, st);
+    this.shifted = false;
+    this.panCache = model ? { key, tx: vp.tx, ty: vp.ty, at: performance.now(), bitmap: this.snapshot(), stats } : null;
+    return stats;
+  }
+
+  /** Forget the last drawing: the next draw() draws in full. */
+  invalidate(): void {
+    this.panCache = null;
+  }
+
+  /** Everything a drawing depends on except the view's translation. */
+  private contentKey(model: SceneModel | null, vp: Viewport, st: DrawState): string {
+    const id = (o: object | null | undefined) => {
+      if (!o) return 0;
+      let v = this.ids.get(o);
+      if (v === undefined) this.ids.set(o, (v = this.nextId++));
+      return v;
+    };
+    return JSON.stringify([id(model), vp.k, this.canvas.width, this.canvas.height, window.devicePixelRatio || 1,
+      st.selected, st.hover, id(st.traced), st.traced?.size ?? -1, id(st.tracedEdges), st.tracedEdges?.size ?? -1,
+      id(st.hidden), st.hidden.size, id(this.colorer), this.colorer?.mode ?? "", id(this.palette), this.dark]);
+  }
+
+  /** A copy of the canvas as drawn. */
+  private snapshot(): HTMLCanvasElement {
+    const old = this.panCache?.bitmap;
+    const b = old && old.width === this.canvas.width && old.height === this.canvas.height ? old : document.createElement("canvas");
+    b.width = this.canvas.width;
+    b.height = this.canvas.height;
+    b.getContext("2d", { alpha: false })!.drawImage(this.canvas, 0, 0);
+    return b;
+  }
+
+  private drawFull(model: SceneModel | null, vp: Viewport, st: DrawState): DrawStats {
     const t0 = performance.now();
     const ctx = this.ctx;
     const dpr = window.devicePixelRatio || 1;
