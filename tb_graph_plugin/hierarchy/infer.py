@@ -124,9 +124,6 @@ def _infer_in_group(h: Hierarchy, g, auto: bool, prefixes: dict[str, list[str]])
             parent = sub
             holder_children = sub.children
         holder_children.append(c)
-        if c >= h.n_ops:
-            h.groups[c - h.n_ops].parent = parent.id
-        else:
-            h.op_parent[c] = parent.id
+        h.set_parent(c, parent.id)
     g.children = new_children
     return count

@@ -244,6 +244,13 @@ class Hierarchy:
         owner = self.slim.owner[i]
         return self.op_parent[owner if owner >= 0 else i]
 
+    def set_parent(self, child: int, gid: int) -> None:
+        """Record that ``gid`` holds ``child`` (an op or group id); the caller edits children lists."""
+        if child < self.n_ops:
+            self.op_parent[child] = gid
+        else:
+            self.groups[child - self.n_ops].parent = gid
+
     def ancestors(self, ref: NodeRef) -> list[int]:
         """Group ids from the parent up to and including the root."""
         out = []

@@ -73,12 +73,8 @@ def _make_series(h: Hierarchy, g, run, prefix: str, suffix: str, kind: str):
     s = add_group(h, name, label, g.id, cls=SeriesNode, series_kind=kind, prefix=prefix,
                   suffix=suffix, indices=[i for i, _ in run])
     s.children = members
-    n = h.n_ops
     for c in members:
-        if c < n:
-            h.op_parent[c] = s.id
-        else:
-            h.groups[c - n].parent = s.id
+        h.set_parent(c, s.id)
         h.series_of_op[c] = s.id
     return s
 

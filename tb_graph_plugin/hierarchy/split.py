@@ -88,7 +88,6 @@ def _cut_series(h: Hierarchy, s: SeriesNode, limit: int) -> int:
     base = "" if parent.parent < 0 else parent.name + "/"
     del h.group_index[s.name]  # the first piece keeps the SeriesNode (and its id), renamed
     pieces = []
-    n = h.n_ops
     for start in range(0, len(members), size):
         part, idx = members[start:start + size], indices[start:start + size]
         if s.prefix.endswith("[") and s.suffix.startswith("]"):
@@ -106,10 +105,7 @@ def _cut_series(h: Hierarchy, s: SeriesNode, limit: int) -> int:
         piece.children, piece.indices = list(part), list(idx)
         piece.artificial = True
         for c in part:
-            if c < n:
-                h.op_parent[c] = piece.id
-            else:
-                h.groups[c - n].parent = piece.id
+            h.set_parent(c, piece.id)
             h.series_of_op[c] = piece.id
         pieces.append(piece)
     at = parent.children.index(s.id)
@@ -174,7 +170,6 @@ def _cuts(jumps: np.ndarray, total: int, limit: int) -> list[int]:
 
 def _split_group(h: Hierarchy, g: MetaNode, limit: int) -> int:
     made = 0
-    n = h.n_ops
     ranges = None  # original positions of the current children (after a first level)
     while len(g.children) > limit:
         children = g.children
@@ -193,10 +188,7 @@ def _split_group(h: Hierarchy, g: MetaNode, limit: int) -> int:
                             split_range=rng)
             sub.children = list(run)
             for c in run:
-                if c < n:
-                    h.op_parent[c] = sub.id
-                else:
-                    h.groups[c - n].parent = sub.id
+                h.set_parent(c, sub.id)
             new_children.append(sub.id)
             new_ranges.append(rng)
             made += 1
