@@ -54,25 +54,21 @@ class LocalLogs:
         return listing.listing(self.provider, self.ctx, self.experiment_id)
 
     def default_ref(self, run: Optional[str], tag: Optional[str], step: Optional[int]) -> wire.GraphRef:
-        """The graph to open when the user names only part of it: op graphs before others."""
-        candidates = []
-        for run_listing in self.listing().runs:
-            if run is not None and run_listing.run != run:
-                continue
-            for t in run_listing.tags:
-                if tag is not None and t.tag != tag:
-                    continue
-                if t.run_graph or t.op_graph:
-                    candidates.append((0, run_listing.run, t.tag, wire.GraphKind.OP))
-                elif t.conceptual_graph:
-                    candidates.append((1, run_listing.run, t.tag, wire.GraphKind.CONCEPTUAL))
-        if not candidates:
+        """The graph to open when the user names only part of it: the plugin's own choice
+        (``listing.default_ref``: op graphs before conceptual ones) among the matching runs and
+        tags; a profile is never picked by default here (it is the op graph with stats)."""
+        runs = [
+            wire.RunListing(r.run, [t for t in r.tags if tag is None or t.tag == tag])
+            for r in self.listing().runs
+            if run is None or r.run == run
+        ]
+        found = listing.default_ref(runs)
+        if found is None or found.kind == wire.GraphKind.PROFILE:
             wanted = " ".join(
                 f"{k} {v!r}" for k, v in (("run", run), ("tag", tag)) if v is not None
             )
             raise errors.NotFoundError(f"no graph found{' for ' + wanted if wanted else ''}")
-        _, found_run, found_tag, kind = min(candidates, key=lambda c: c[0])
-        return wire.GraphRef(run=found_run, tag=found_tag, kind=kind, step=step)
+        return wire.GraphRef(run=found.run, tag=found.tag, kind=found.kind, step=step)
 
     def graph_def(self, ref: wire.GraphRef) -> graph_pb2.GraphDef:
         return self.store.graph_def(self.ctx, self.experiment_id, ref)

@@ -113,6 +113,14 @@ async function getWithJob<T>(
   }
 }
 
+/** The `/scene` URL of an expansion state (none on a first view: the server picks it). */
+function sceneUrl(ref: GraphRef, expanded: string[], view: ViewOptions): string {
+  const p = refParams(ref, view);
+  if (!view.firstView) p.set("expanded", JSON.stringify(expanded));
+  p.set("wait", "1"); // let the server answer within 1 s before falling back to a 202 Job
+  return `scene?${p}`;
+}
+
 /** GET scene; while the server answers 202 Job, poll the job and report its stage. */
 export async function fetchScene(
   ref: GraphRef,
@@ -121,10 +129,7 @@ export async function fetchScene(
   isCurrent: () => boolean = () => true,
   view: ViewOptions = DEFAULT_VIEW,
 ): Promise<Scene> {
-  const p = refParams(ref, view);
-  if (!view.firstView) p.set("expanded", JSON.stringify(expanded));
-  p.set("wait", "1"); // let the server answer within 1 s before falling back to a 202 Job
-  return getWithJob<Scene>(`scene?${p}`, onProgress, isCurrent);
+  return getWithJob<Scene>(sceneUrl(ref, expanded, view), onProgress, isCurrent);
 }
 
 /** GET scene like fetchScene, but the answer as raw bytes: to parse here, or to hand to the scene worker untouched. */
@@ -135,10 +140,7 @@ export async function fetchSceneBytes(
   isCurrent: () => boolean = () => true,
   view: ViewOptions = DEFAULT_VIEW,
 ): Promise<ArrayBuffer> {
-  const p = refParams(ref, view);
-  if (!view.firstView) p.set("expanded", JSON.stringify(expanded));
-  p.set("wait", "1");
-  return getWithJob(`scene?${p}`, onProgress, isCurrent, (resp) => resp.arrayBuffer());
+  return getWithJob(sceneUrl(ref, expanded, view), onProgress, isCurrent, (resp) => resp.arrayBuffer());
 }
 
 /** GET scene_delta: what changes from the expansion state ``from`` to ``expanded``. */
