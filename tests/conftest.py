@@ -116,3 +116,22 @@ def browser():
         b = launch_chromium(p)
         yield b
         b.close()
+
+
+SCREENSHOTS = REPO_ROOT / "tests" / "_artifacts" / "screenshots"
+
+
+@pytest.fixture
+def page(browser, request):
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    pg = context.new_page()
+    pg.errors = []  # uncaught page errors, checked by tests
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    pg.dialogs = []  # alert/confirm/prompt messages (an executed XSS payload would open one)
+    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
+    yield pg
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        pg.screenshot(path=str(SCREENSHOTS / f"{request.node.name}.png"))
+    finally:
+        context.close()

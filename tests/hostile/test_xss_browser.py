@@ -19,7 +19,7 @@ import pytest
 
 from tests.hostile.hostile_logs import XSS_PAYLOADS
 from tests.tensorboard_process import TensorBoardProcess
-from tests.ui.conftest import REPO, SHOTS, app_frame, wait_settled
+from tests.ui.conftest import REPO, app_frame, wait_settled
 
 pytestmark = pytest.mark.slow
 OURS = "/data/plugin/graph_explorer"
@@ -34,20 +34,6 @@ def server(hostile_logs_root, tmp_path_factory):
     tb = TensorBoardProcess(root, log_path=log, min_runs=2).start()
     yield tb.url
     tb.stop()
-
-
-@pytest.fixture
-def page(browser, request):
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    pg = context.new_page()
-    pg.dialogs = []
-    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
-    yield pg
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    try:
-        pg.screenshot(path=str(SHOTS / f"{request.node.name}.png"))
-    finally:
-        context.close()
 
 
 def _nothing_ran(page) -> None:

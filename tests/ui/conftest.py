@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SCREENSHOTS
 from tests.tensorboard_process import TensorBoardProcess
 
 REPO = Path(__file__).resolve().parents[2]
-SHOTS = REPO / "tests" / "_artifacts" / "screenshots"
+SHOTS = SCREENSHOTS  # the page fixture (tests/conftest.py) saves each test's screenshot here too
 PLUGIN = "graph_explorer"
 
 
@@ -51,20 +52,6 @@ def ui_logdir(real_logs, tmp_path_factory) -> Path:
             dest = root / (run_dir.name if run_dir.name == kind else f"{kind}_{run_dir.name}")
             shutil.copytree(run_dir, dest)
     return root
-
-
-@pytest.fixture
-def page(browser, request):
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    pg = context.new_page()
-    pg.errors = []  # uncaught page errors, checked by tests
-    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
-    yield pg
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    try:
-        pg.screenshot(path=str(SHOTS / f"{request.node.name}.png"))
-    finally:
-        context.close()
 
 
 def app_frame(page, timeout: float = 30.0, poll_ms: float = 200):
