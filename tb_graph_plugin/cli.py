@@ -49,11 +49,14 @@ def load_graph_def(path: str, run: Optional[str] = None, tag: Optional[str] = No
 def _summary(args) -> int:
     from tb_graph_plugin.graph import build_slim_graph
     from tb_graph_plugin.hierarchy import build_hierarchy
-    from tb_graph_plugin.hierarchy.summary import summarize
+    from tb_graph_plugin.hierarchy.summary import summarize, tree
 
     graph_def = _load(args)
     h = build_hierarchy(build_slim_graph(graph_def), _hierarchy_options(args))
-    json.dump(summarize(h), sys.stdout, indent=None if args.compact else 1)
+    out = summarize(h)
+    if args.tree:
+        out["tree"] = tree(h)
+    json.dump(out, sys.stdout, indent=None if args.compact else 1)
     sys.stdout.write("\n")
     return 0
 
@@ -69,6 +72,8 @@ def _add_summary(subparsers) -> None:
     p.add_argument("--series-min-size", type=int, default=5)
     p.add_argument("--block-series-min-size", type=int, default=4)
     p.add_argument("--compact", action="store_true", help="one-line JSON")
+    p.add_argument("--tree", action="store_true",
+                   help="add 'tree': every group nested (kind, label, cardinality, template, series, inferred)")
     p.set_defaults(func=_summary)
 
 

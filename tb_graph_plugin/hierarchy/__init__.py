@@ -3,7 +3,8 @@
 The pipeline, in order (each step timed into ``h.timings``):
 
 1. ``scopes.build_scopes``          MetaNodes from ``/`` scopes
-2. ``infer.infer_scopes``           missing levels from name tokens (Keras 3), optional
+2. ``infer.infer_scopes``           missing levels from indices in names (Keras 3), optional
+2b. ``regions.infer_regions``       blocks cut from the children's dataflow (InceptionV3), optional
 3. ``series.detect_op_series``      stock op series ``add_[1-5]``
 3b. ``split.split_wide_groups``     groups > 1000 children -> ordered artificial sub-groups
 4. ``metaedges.build_metaedges``    MetaEdges at the lowest common ancestor
@@ -38,7 +39,7 @@ import time
 from typing import Optional
 
 from tb_graph_plugin.graph.model import SlimGraph
-from tb_graph_plugin.hierarchy import infer, metaedges, scopes, series, split, stats, templates
+from tb_graph_plugin.hierarchy import infer, metaedges, regions, scopes, series, split, stats, templates
 from tb_graph_plugin.hierarchy.details import node_details
 from tb_graph_plugin.hierarchy.model import (
     KIND_META,
@@ -92,6 +93,7 @@ def _build(slim: SlimGraph, options: Optional[HierarchyOptions]) -> Hierarchy:
 
     step("scopes", scopes.build_scopes)
     step("infer_scopes", infer.infer_scopes)
+    step("infer_regions", regions.infer_regions)
     step("op_series", series.detect_op_series)
     step("split", split.split_wide_groups)
     step("metaedges", metaedges.build_metaedges)

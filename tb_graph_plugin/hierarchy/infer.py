@@ -1,45 +1,87 @@
-"""Hierarchy phase 2 (optional): infer scopes from name tokens.
+"""Hierarchy phase 2 (optional): infer scopes from the indices in layer names.
 
-Keras 3 names nest only ``model/layer``; stage and block live in underscores
-(``resnet50_1/conv2_block1_2_bn_1``), so a ResNet50's 176 layers are siblings. This phase
-recovers the missing levels from shared token prefixes, ours (no reference document):
+Keras 3 names nest only ``model/layer``; stage, block and layer index live in the layer's
+own name, so a ResNet50's 176 layers, a MobileNetV2's 150 and a 12-layer encoder's 100
+are siblings. This phase (ours; no reference document) reads the indices the way
+frameworks write them and recovers the missing levels:
 
-* a child label is split on ``_``; every strict prefix ending in an *indexed word* token
-  (letters then digits: ``conv2``, ``block1``, ``stage3``) is a candidate scope, so
-  ``conv2_block1_2_bn_1`` proposes ``conv2`` and ``conv2_block1``;
-* a candidate becomes a group when at least ``infer_min_group`` siblings propose it, it
-  does not hold every sibling, and it differs from its enclosing candidate's members;
-* each child moves into its deepest kept candidate; inferred groups are named
-  ``parent/prefix`` (``/*`` appended on a name clash) and flagged ``inferred``.
+* a child label is split on ``_`` and ``.``; an *index token* is a number (``layer_3_x``,
+  ``encoder.layer.3.x``, ``h.3``), a word ending in a number with at most one letter of
+  sub-index (``conv2``, ``block1a``, ``mixed5``, ``Conv1``) or a bracketed index
+  (``Layer[3]``). Every prefix ending in an index token is a *candidate*:
+  ``stage_0_block_2_conv`` proposes ``stage_0`` and ``stage_0_block_2``; ``mixed9``
+  proposes itself (the layer that names a block belongs to it);
+* a trailing uniquifier that most labels of the group share (Keras 3 traces call every
+  layer scope ``<layer>_1``) is ignored first;
+* a candidate is kept when ``infer_min_group`` <= its members < all children, it differs
+  from its enclosing candidate, and its *family* (the candidate with every index replaced
+  by ``#``: ``stage_#_block_#``) has at least two kept candidates: an index that never
+  varies (``conv2d`` in ``conv2d_17``) is not an index;
+* candidates nest, the outermost index first: a layer holds its attention and its norm,
+  and attention sublayers of different layers are never siblings of one group;
+* a kept candidate becomes a group only if contracting it keeps its parent's metagraph
+  acyclic (``dataflow.Contraction``, outer candidates first, larger first): names can lie
+  (InceptionV3's ``mixed9_1`` is a concat of module ``mixed10``); a refused candidate's
+  inner candidates are tried in its place.
 
-Automatic mode (``infer_scopes=None``) applies it to a group with at least
-``infer_min_siblings`` children when it at least halves the number of direct children.
+Inferred groups are named ``parent/prefix`` (``/*`` appended on a name clash), labelled
+with the prefix and flagged ``inferred = "name"``. Automatic mode (``infer_scopes=None``)
+applies this to a group with at least ``infer_min_siblings`` children when it at least
+halves the number of direct children.
 
 Pre-condition: phase 1 done (scopes); no series yet.
 Post-condition: the set of ops under every original group is unchanged (inferred groups
-only insert levels); member names are unchanged; every inferred group has >= 2 children.
+only insert levels); member names are unchanged; every inferred group has >= 2 children;
+when a group's children graph was acyclic, its new metagraph and every inferred group's
+metagraph are acyclic.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 
+from tb_graph_plugin.hierarchy.dataflow import Contraction, child_graph
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.scopes import add_group
 
-__all__ = ["infer_scopes", "candidate_prefixes"]
+__all__ = ["infer_scopes", "candidate_prefixes", "shared_uniquifier"]
 
-_INDEXED_WORD = re.compile(r"^[A-Za-z]+\d+$")
+_TOKEN = re.compile(r"[^_.]+")
+_INDEX = re.compile(r"^(?:\d+|[A-Za-z]+\d+[a-z]?|[A-Za-z_]*\[\d+\])$")
+_INDEX_VALUE = re.compile(r"\d+[a-z]?(?=$|\])")
+_UNIQUIFIER = re.compile(r"_\d+$")
 
 
-def candidate_prefixes(label: str) -> list[str]:
-    """``"conv2_block1_2_bn_1"`` -> ``["conv2", "conv2_block1"]``."""
-    tokens = label.split("_")
+def candidate_prefixes(label: str) -> list[tuple[str, str]]:
+    """(prefix, family) pairs, outermost first.
+
+    >>> [p for p, _ in candidate_prefixes("conv2_block1_2_bn")]
+    ['conv2', 'conv2_block1', 'conv2_block1_2']
+    >>> candidate_prefixes("encoder.layer.3.attention")
+    [('encoder.layer.3', 'encoder.layer.#')]
+    """
     out = []
-    for k in range(len(tokens) - 1):
-        if _INDEXED_WORD.match(tokens[k]):
-            out.append("_".join(tokens[: k + 1]))
+    family_parts = []
+    last = 0
+    for m in _TOKEN.finditer(label):
+        tok = m.group()
+        if _INDEX.match(tok):
+            family_parts.append(label[last:m.start()] + _INDEX_VALUE.sub("#", tok, count=1))
+            last = m.end()
+            out.append((label[:m.end()], "".join(family_parts)))
     return out
+
+
+def shared_uniquifier(labels: list[str]) -> str:
+    """The ``_<n>`` suffix at least 3/4 of ``labels`` end with, or ``""``."""
+    if len(labels) < 4:
+        return ""
+    counts = Counter(m.group() for m in map(_UNIQUIFIER.search, labels) if m)
+    if not counts:
+        return ""
+    suffix, count = counts.most_common(1)[0]
+    return suffix if count * 4 >= len(labels) * 3 else ""
 
 
 def infer_scopes(h: Hierarchy) -> int:
@@ -48,61 +90,131 @@ def infer_scopes(h: Hierarchy) -> int:
     if opts.infer_scopes is False:
         return 0
     created = 0
-    prefixes: dict[str, list[str]] = {}  # label -> candidate_prefixes(label), labels repeat
     for gid in [g.id for g in h.groups]:  # snapshot: new groups are not revisited
         g = h.groups[gid - h.n_ops]
         if opts.infer_scopes is None and len(g.children) < opts.infer_min_siblings:
             continue
-        created += _infer_in_group(h, g, opts.infer_scopes is None, prefixes)
-    h.inferred_scopes = created > 0
+        created += _infer_in_group(h, g, opts.infer_scopes is None)
+    h.inferred_scopes = h.inferred_scopes or created > 0
     return created
 
 
-def _chains(h: Hierarchy, children: list[int], prefixes: dict[str, list[str]]) -> list[list[str]]:
-    n, names, groups = h.n_ops, h.slim.names, h.groups
-    chains = []
-    for c in children:
-        if c < n:
-            name = names[c]
-            label = name[name.rfind("/") + 1:]
-        else:
-            label = groups[c - n].label
-        chain = prefixes.get(label)
-        if chain is None:
-            chain = prefixes[label] = candidate_prefixes(label) if "_" in label else []
-        chains.append(chain)
-    return chains
+def _labels(h: Hierarchy, children: list[int]) -> list[str]:
+    labels = [h.label(c) for c in children]
+    suffix = shared_uniquifier(labels)
+    if suffix:
+        labels = [x[: -len(suffix)] if x.endswith(suffix) else x for x in labels]
+    return labels
 
 
-def _infer_in_group(h: Hierarchy, g, auto: bool, prefixes: dict[str, list[str]]) -> int:
+def _kept_chains(h: Hierarchy, labels: list[str]) -> list[list[str]]:
+    """Each child's kept candidates, outermost first (size, nesting and family rules)."""
     opts = h.options
-    children = g.children
-    chains = _chains(h, children, prefixes)
-    members: dict[str, int] = {}
-    for chain in chains:
-        for p in chain:
-            members[p] = members.get(p, 0) + 1
-    total = len(children)
-    kept = set()
-    for chain in chains:
+    proposed = [candidate_prefixes(x) for x in labels]
+    members: Counter = Counter(p for chain in proposed for p, _ in chain)
+    total = len(labels)
+    sized: dict[str, str] = {}  # prefix -> family, for prefixes passing the size rules
+    for chain in proposed:
         prev = total
-        for p in chain:
+        for p, fam in chain:
             m = members[p]
             if opts.infer_min_group <= m < total and m != prev:
-                kept.add(p)
+                sized[p] = fam
                 prev = m
-    if not kept:
+    family_size = Counter(sized.values())
+    return [[p for p, _ in chain if p in sized and family_size[sized[p]] >= 2] for chain in proposed]
+
+
+def _reach(succ, start, within, limit=None) -> set[int]:
+    """Positions reachable from ``start`` (excluded unless on a cycle), inside ``within``."""
+    seen: set[int] = set()
+    stack = [j for k in start for j in succ[k]]
+    while stack:
+        x = stack.pop()
+        if x in seen or (within is not None and x not in within):
+            continue
+        seen.add(x)
+        stack.extend(succ[x])
+    return seen
+
+
+def _accepted(h: Hierarchy, gid: int, chains: list[list[str]]) -> list[list[str]]:
+    """The chains restricted to accepted candidates, unclaimed glue ops absorbed.
+
+    A candidate that is not convex only because of siblings no candidate claims (the
+    residual ``Add`` between a Keras layer's attention and its norm lives at model level)
+    takes them in: its convex hull (what lies on a path from it back to it) is tried.
+    """
+    positions: dict[str, list[int]] = {}
+    inner: dict[str, list[str]] = {}  # candidate -> candidates directly inside it
+    top: list[str] = []
+    for k, chain in enumerate(chains):
+        for depth, p in enumerate(chain):
+            if p not in positions:
+                positions[p] = []
+                (inner.setdefault(chain[depth - 1], []) if depth else top).append(p)
+            positions[p].append(k)
+    succ = child_graph(h, gid)
+    pred: list[list[int]] = [[] for _ in succ]
+    for k, s in enumerate(succ):
+        for j in s:
+            pred[j].append(k)
+    accepted: set[str] = set()
+    absorbed: dict[int, str] = {}  # position -> the candidate that took it in
+
+    def decide(level: list[str], within, claimed_here) -> None:
+        contraction = Contraction(succ, within)
+        queue = sorted(level, key=lambda p: -len(positions[p]))
+        while queue:
+            p = queue.pop(0)
+            members = positions[p]
+            hull = _reach(succ, members, within) & _reach(pred, members, within)
+            glue = hull.difference(members)
+            if glue and (glue & claimed_here or any(g in contraction.block_of for g in glue)):
+                glue = set()  # it would take a sibling's member: try it as it is
+            if contraction.try_add(members + sorted(glue)):
+                accepted.add(p)
+                for g in glue:
+                    absorbed[g] = p
+                decide(inner.get(p, []), set(members) | glue,
+                       {k for q in inner.get(p, []) for k in positions[q]})
+            else:  # refused: what it held is decided at this level
+                queue.extend(inner.get(p, []))
+                queue.sort(key=lambda q: -len(positions[q]))
+
+    decide(top, None, {k for p in positions for k in positions[p]})
+    out = []
+    for k, chain in enumerate(chains):
+        kept = [p for p in chain if p in accepted]
+        if k in absorbed and not kept:
+            outer = absorbed[k]  # the glue op goes where its absorber is, at any depth
+            kept = _path_to(outer, inner, top)
+        out.append(kept)
+    return out
+
+
+def _path_to(p: str, inner: dict[str, list[str]], top: list[str]) -> list[str]:
+    """The candidates from the outermost down to ``p``."""
+    parent = {q: o for o, qs in inner.items() for q in qs}
+    path = [p]
+    while path[-1] in parent:
+        path.append(parent[path[-1]])
+    return path[::-1]
+
+
+def _infer_in_group(h: Hierarchy, g, auto: bool) -> int:
+    children = g.children
+    labels = _labels(h, children)
+    placement = _kept_chains(h, labels)
+    if not any(placement):
         return 0
-    # Deepest kept candidate of each child, and the kept chain above it.
-    placement = []
-    for chain in chains:
-        placement.append([p for p in chain if p in kept])
-    tops = set()
-    for chain in placement:
-        if chain:
-            tops.add(chain[0])
+    total = len(children)
+    tops = {chain[0] for chain in placement if chain}
     n_direct = len(tops) + sum(1 for chain in placement if not chain)
     if auto and n_direct * 2 > total:
+        return 0
+    placement = _accepted(h, g.id, placement)
+    if not any(placement):
         return 0
     made: dict[str, object] = {}
     new_children: list[int] = []
@@ -117,7 +229,7 @@ def _infer_in_group(h: Hierarchy, g, auto: bool, prefixes: dict[str, list[str]])
                 name = base + p
                 while name in h.group_index or name in h.slim.index:
                     name += "/*"
-                sub = add_group(h, name, p, parent.id, inferred=True)
+                sub = add_group(h, name, p, parent.id, inferred="name")
                 made[p] = sub
                 holder_children.append(sub.id)
                 count += 1

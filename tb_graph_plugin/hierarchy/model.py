@@ -76,6 +76,11 @@ class HierarchyOptions:
     """Automatic scope inference looks at groups with at least this many children."""
     infer_min_group: int = 2
     """An inferred group holds at least this many siblings."""
+    region_min_children: int = 12
+    """Dataflow block inference (``hierarchy.regions``) looks at groups with at least this
+    many children left after name inference (same switch: ``infer_scopes``)."""
+    region_min_size: int = 3
+    """A dataflow region becomes a group when it holds at least this many children."""
     templates: bool = True
     """Compute structural templates (bottom-up WL hash of each group's metagraph)."""
     template_rounds: int = 2
@@ -137,7 +142,7 @@ class MetaNode:
     xla_histogram: dict[str, int] = dataclasses.field(default_factory=dict)
     template: Optional[str] = None  # shared template id; None if structure is unique
     structure_hash: int = 0  # raw structural hash (equal hash -> same template)
-    inferred: bool = False  # created by scope inference from name tokens
+    inferred: str = ""  # "name" (from name tokens) or "dataflow" (a region of the children's DAG)
     function: Optional[str] = None  # library function name for __function_library__ groups
     has_non_control_edges: bool = False
     compute_time_us: Optional[float] = None  # from a profile join
@@ -188,6 +193,7 @@ class Hierarchy:
         self.inferred_scopes: bool = False  # scope inference created at least one group
         self.timings: dict[str, float] = {}
         self.profile: Optional[dict[str, Any]] = None  # op id -> stats, set by profile join
+        self.out_neighbours: Optional[list[list[int]]] = None  # op -> base-edge destinations (hierarchy.dataflow)
 
     # ---- ids and names -----------------------------------------------------------------
     @property

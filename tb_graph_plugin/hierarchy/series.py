@@ -15,19 +15,30 @@ Pre-condition: op series - scopes built; block series - templates hashed.
 Block series re-route their parent's metaedges (a member-to-member metaedge moves into
 the series, others now end at the series) instead of rebuilding all metaedges.
 
+Series never invent cycles (ours; the stock rule does: ``AddN_[0-121]`` in a training step
+is not a chain and draws a reversed edge). A run becomes a SeriesNode only if (a) its
+members, in index order, form a chain (each feeds the next, every member-to-member edge
+goes forward) or are mutually unconnected (``dataflow.series_shape``), and (b)
+contracting it, together with the runs already made in the same group, keeps the group's
+metagraph free of new cycles (``dataflow.Contraction``). A refused run's members stay
+children of the parent. Op series read the children's dataflow from base edges (metaedges
+do not exist yet), block series from the parent's metaedges.
+
 A run whose SeriesNode name is in ``options.ungrouped_series`` is not made (the stock
 "ungroup this series"); its members stay children of the parent, and a block run's
 members are not offered to another, shorter run.
 
 Post-condition: each SeriesNode takes the place of its first member in its parent's
 children; its children are the members, ordered by increasing consecutive index; members
-keep their names; ``h.series_of_op`` maps each member to its series.
+keep their names; ``h.series_of_op`` maps each member to its series; a series' members
+are a chain or unconnected, and a parent whose metagraph was acyclic still has one.
 """
 
 from __future__ import annotations
 
 import re
 
+from tb_graph_plugin.hierarchy.dataflow import Contraction, child_graph, graph_from_metaedges, series_shape
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge, SeriesNode
 from tb_graph_plugin.hierarchy.scopes import add_group
 
@@ -77,6 +88,26 @@ def _make_series(h: Hierarchy, g, run, prefix: str, suffix: str, kind: str):
         h.set_parent(c, s.id)
         h.series_of_op[c] = s.id
     return s
+
+
+class _SeriesCheck:
+    """Conditions (a) and (b) for the runs of one group; the children graph built on first use."""
+
+    def __init__(self, h: Hierarchy, g, from_metaedges: bool) -> None:
+        self.h, self.g, self.from_metaedges = h, g, from_metaedges
+        self.pos: dict[int, int] = {}
+        self.contraction = None
+
+    def accepts(self, run) -> bool:
+        if self.contraction is None:
+            h, g = self.h, self.g
+            succ = graph_from_metaedges(h, g.id) if self.from_metaedges else child_graph(h, g.id)
+            self.pos = {c: k for k, c in enumerate(g.children)}
+            self.contraction = Contraction(succ)
+        members = [self.pos[c] for _, c in run]
+        if series_shape(self.contraction.succ, members) is None:
+            return False
+        return self.contraction.try_add(members)
 
 
 def _replace_children(g, made) -> None:
@@ -132,6 +163,7 @@ def detect_op_series(h: Hierarchy) -> int:
         for c in plain:
             name = names[c]
             bare[(ops[c], name[name.rfind("/") + 1:] + "_")] = c
+        check = _SeriesCheck(h, g, from_metaedges=False)
         for key, items in big:
             if key in bare:
                 items.append((0, bare[key]))
@@ -139,7 +171,8 @@ def detect_op_series(h: Hierarchy) -> int:
             for run in _runs(items, min_size):
                 if ungrouped and _series_name(h, g, run, key[1], "")[0] in ungrouped:
                     continue  # "ungroup this series": members stay children of g
-                here.append(_make_series(h, g, run, key[1], "", "op"))
+                if check.accepts(run):
+                    here.append(_make_series(h, g, run, key[1], "", "op"))
         _replace_children(g, here)
         made += len(here)
     return made
@@ -173,9 +206,12 @@ def detect_block_series(h: Hierarchy) -> list:
                 runs.append((len(run), key, run))
         runs.sort(key=lambda r: -r[0])
         here = []
+        check = _SeriesCheck(h, g, from_metaedges=True)
         for _, key, run in runs:
             if any(c in claimed for _, c in run):
                 continue
+            if not check.accepts(run):
+                continue  # not a chain, or a cycle: its members may still join another run
             claimed.update(c for _, c in run)
             prefix, suffix = "".join(key[0]), "".join(key[1])
             if ungrouped and _series_name(h, g, run, prefix, suffix)[0] in ungrouped:

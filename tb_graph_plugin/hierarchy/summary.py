@@ -6,6 +6,12 @@ Pre-condition: a built Hierarchy. Post-condition: a dict of plain JSON values wi
 op|meta|series, ``cardinality``, ``template``, and ``op`` for ops), ``templates`` (template id
 -> group names), ``series`` (``name``, ``kind``, ``members``), ``inferred_groups``,
 ``functions``, ``op_histogram`` and ``timings``.
+
+``tree(h)`` (``tb-graph summary --tree``) nests every group under its parent: ``name``,
+``label``, ``kind`` (meta|series), ``cardinality``, ``ops`` (op children), ``template``,
+``inferred`` (``"name"`` from name tokens, ``"dataflow"`` from the children's DAG, or
+false), ``series`` (``{"kind": op|block, "members": n}`` for a SeriesNode, else None),
+and ``children`` (its child groups, in children order).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from typing import Any
 from tb_graph_plugin.graph.model import MAIN
 from tb_graph_plugin.hierarchy.model import Hierarchy, SeriesNode
 
-__all__ = ["summarize"]
+__all__ = ["summarize", "tree"]
 
 
 def summarize(h: Hierarchy) -> dict[str, Any]:
@@ -48,3 +54,24 @@ def summarize(h: Hierarchy) -> dict[str, Any]:
         "timings": {**{f"slim.{k}": round(v, 6) for k, v in slim.timings.items()},
                     **{f"hierarchy.{k}": round(v, 6) for k, v in h.timings.items()}},
     }
+
+
+def tree(h: Hierarchy) -> dict[str, Any]:
+    """The group tree from the root, groups only (ops are counted, not listed)."""
+    n = h.n_ops
+
+    def entry(g) -> dict[str, Any]:
+        return {
+            "name": g.name,
+            "label": g.label,
+            "kind": g.kind,
+            "cardinality": g.cardinality,
+            "ops": sum(1 for c in g.children if c < n),
+            "template": g.template,
+            "inferred": g.inferred or False,
+            "series": ({"kind": g.series_kind, "members": len(g.children)}
+                       if isinstance(g, SeriesNode) else None),
+            "children": [entry(h.groups[c - n]) for c in g.children if c >= n],
+        }
+
+    return entry(h.root)

@@ -7,7 +7,7 @@ from tensorboard.compat.proto import config_pb2, graph_pb2
 from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy, node_details
 from tb_graph_plugin.hierarchy import templates
-from tb_graph_plugin.hierarchy.infer import candidate_prefixes
+from tb_graph_plugin.hierarchy.infer import candidate_prefixes, shared_uniquifier
 from tb_graph_plugin.hierarchy.profile import join_step_stats
 from tests.hierarchy.invariants import check_invariants
 
@@ -130,9 +130,39 @@ def test_templates_of_big_metagraphs_numpy_path():
     assert h.template_of("z") is None
 
 
-def test_candidate_prefixes():
-    assert candidate_prefixes("conv2_block1_2_bn_1") == ["conv2", "conv2_block1"]
-    assert candidate_prefixes("dense_1") == [] and candidate_prefixes("conv2d_3") == []
+def test_candidate_prefixes_read_how_frameworks_write_indices():
+    def prefixes(label):
+        return [p for p, _ in candidate_prefixes(label)]
+
+    assert prefixes("layer_3_attention") == ["layer_3"]
+    assert prefixes("encoder_3_ffn_norm") == ["encoder_3"]
+    assert prefixes("block_1_expand_BN") == ["block_1"]
+    assert prefixes("block1a_dwconv") == ["block1a"]
+    assert prefixes("stage_0_block_2_conv") == ["stage_0", "stage_0_block_2"]
+    assert prefixes("conv2_block1_2_bn") == ["conv2", "conv2_block1", "conv2_block1_2"]
+    assert prefixes("mixed5") == ["mixed5"] and prefixes("mixed9_0") == ["mixed9", "mixed9_0"]
+    assert prefixes("encoder.layer.3.attention.self") == ["encoder.layer.3"]
+    assert prefixes("layers.3.mlp") == ["layers.3"] and prefixes("h.3.attn") == ["h.3"]
+    assert prefixes("blocks.3.norm1") == ["blocks.3", "blocks.3.norm1"] and prefixes("Layer[3]_attn") == ["Layer[3]"]
+    assert prefixes("dense") == [] and prefixes("Conv2D") == []
+    # families: every index replaced, so stage_0_block_2 and stage_1_block_0 are one family
+    assert candidate_prefixes("stage_1_block_0_x")[1][1] == candidate_prefixes("stage_0_block_2_x")[1][1]
+    assert shared_uniquifier(["a_1", "b_1", "c_1", "d_2"]) == "_1"
+    assert shared_uniquifier(["dense", "dense_1", "dense_2", "dense_3"]) == ""
+
+
+def test_an_index_that_never_varies_is_not_an_index():
+    # Keras default names: conv2d, conv2d_1, ... with their batch norms: no conv2 group,
+    # no conv2d group (the family conv# has one member), no singleton conv2d_3 group
+    nodes = [("m/x", "Placeholder", [])]
+    src = "m/x"
+    for k in range(8):
+        suffix = f"_{k}" if k else ""
+        nodes += [(f"m/conv2d{suffix}/op", "Conv2D", [src]),
+                  (f"m/batch_normalization{suffix}/op", "FusedBatchNormV3", [f"m/conv2d{suffix}/op"])]
+        src = f"m/batch_normalization{suffix}/op"
+    h = _h(nodes)
+    assert not any(g.inferred for g in h.groups)
 
 
 def test_scope_inference_recovers_stage_and_block_levels():
@@ -145,7 +175,8 @@ def test_scope_inference_recovers_stage_and_block_levels():
     assert h.child_names("m") == ["m/stem_conv_1", "m/conv2", "m/conv3"]
     assert h.group("m/conv2").inferred
     assert h.child_names("m/conv2") == ["m/conv2_block1", "m/conv2_block2", "m/conv2_block3"]
-    assert h.child_names("m/conv2_block1")[0] == "m/conv2_block1_1_conv_1"  # names kept
+    assert h.child_names("m/conv2_block1")[0] == "m/conv2_block1_1"  # conv unit: 1_conv, 1_bn
+    assert h.child_names("m/conv2_block1_1") == ["m/conv2_block1_1_conv_1", "m/conv2_block1_1_bn_1"]
     assert h.has("m/conv2_block1_1_conv_1/op")
     off = _h(nodes, infer_scopes=False, block_series_min_size=0)
     assert len(off.children("m")) == len(nodes) and not any(g.inferred for g in off.groups)

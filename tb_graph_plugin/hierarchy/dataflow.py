@@ -1,0 +1,257 @@
+"""The dataflow among a group's children, and what may be contracted without a cycle.
+
+Every grouping phase (inferred scopes, dataflow regions, op and block series) turns a set
+of siblings into one node of their parent's metagraph. Contracting a set ``P`` creates a
+cycle exactly when some path leaves ``P`` and comes back into it (``P`` is not *convex*);
+the stock dashboard never checks this, so its ``AddN_[0-121]`` series in a training step
+draws a reversed edge. This module gives the phases one check, ours (no reference
+document; the convexity condition is the standard one for graph contraction):
+
+* :func:`child_graph`: the children of a group as positions ``0..n-1`` and their successor
+  sets, from the SlimGraph's base edges (all kinds) whose ends lie under two different
+  children. Cost O(ops under the group + their out-edges).
+* :class:`Contraction`: proposals are accepted one at a time, each only if the quotient
+  graph (accepted blocks contracted, the rest single) has no cycle through it. By
+  induction, when the children's graph is acyclic the final quotient is acyclic, whatever
+  the order of proposals. Cost per proposal O(what is reachable from it).
+* :func:`series_shape`: ``"chain"`` when members in index order each feed the next and
+  every member-to-member edge goes forward, ``"unconnected"`` when no edge joins two
+  members, else ``None`` (a series of anything else is not a series).
+* :func:`dominator_regions`: single-entry single-exit regions cut at the separators of
+  the main path (the dominator chain of a virtual sink), for dataflow block inference.
+
+Pre-condition: ``h.slim`` built; ``h.op_parent`` / ``MetaNode.parent`` up to date for
+the group asked about (metaedges are not needed). Post-conditions are stated per function.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional, Sequence
+
+from tb_graph_plugin.graph.model import MAIN
+from tb_graph_plugin.hierarchy.model import Hierarchy
+
+__all__ = ["child_graph", "Contraction", "series_shape", "dominator_regions", "is_acyclic"]
+
+
+def _out_edges(h: Hierarchy) -> list[list[int]]:
+    """Destination op ids of each op's base edges (built once per hierarchy)."""
+    table = h.out_neighbours
+    if table is None:
+        table = [[] for _ in range(h.n_ops)]
+        for s, d in zip(h.slim.edge_src, h.slim.edge_dst):
+            table[s].append(d)
+        h.out_neighbours = table
+    return table
+
+
+def child_graph(h: Hierarchy, gid: int) -> list[set[int]]:
+    """Successor sets over the positions of ``h.group(gid).children``.
+
+    Post-condition: ``succ[a]`` holds ``b != a`` iff some base edge runs from an op under
+    child ``a`` to an op under child ``b`` (an op child is "under" itself).
+    """
+    children = h.group(gid).children
+    n_ops = h.n_ops
+    pos: dict[int, int] = {}
+    for k, c in enumerate(children):
+        if c < n_ops:
+            pos[c] = k
+        else:
+            for op in h.leaf_ops(c):
+                pos[op] = k
+    out = _out_edges(h)
+    succ: list[set[int]] = [set() for _ in children]
+    get = pos.get
+    for op, k in pos.items():
+        for d in out[op]:
+            j = get(d)
+            if j is not None and j != k:
+                succ[k].add(j)
+    return succ
+
+
+def graph_from_metaedges(h: Hierarchy, gid: int) -> list[set[int]]:
+    """The same successor sets, read from a group's metaedges (once they are built)."""
+    g = h.group(gid)
+    pos = {c: k for k, c in enumerate(g.children)}
+    succ: list[set[int]] = [set() for _ in g.children]
+    for me in g.metaedges:
+        succ[pos[me.src]].add(pos[me.dst])
+    return succ
+
+
+def is_acyclic(succ: Sequence[Iterable[int]]) -> bool:
+    """True when the graph has no directed cycle (Kahn's algorithm)."""
+    indeg = [0] * len(succ)
+    for s in succ:
+        for j in s:
+            indeg[j] += 1
+    stack = [k for k, d in enumerate(indeg) if d == 0]
+    seen = 0
+    while stack:
+        k = stack.pop()
+        seen += 1
+        for j in succ[k]:
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                stack.append(j)
+    return seen == len(succ)
+
+
+class Contraction:
+    """Accept groupings of positions one by one while the quotient graph stays acyclic.
+
+    ``within`` (optional) restricts the search to those positions: the members of an
+    accepted outer block when its inner blocks are decided.
+    """
+
+    def __init__(self, succ: Sequence[Iterable[int]], within: Optional[set[int]] = None) -> None:
+        self.succ = succ
+        self.within = within
+        self.block_of: dict[int, int] = {}  # position -> accepted block number
+        self.blocks: list[list[int]] = []
+
+    def try_add(self, members: Iterable[int]) -> bool:
+        """Accept ``members`` as one block unless a path leaves it and comes back."""
+        members = list(members)
+        inside = set(members)
+        if any(m in self.block_of for m in members):
+            raise ValueError("a proposal overlaps an accepted block")
+        succ, within, block_of, blocks = self.succ, self.within, self.block_of, self.blocks
+        seen: set[int] = set()
+        seen_blocks: set[int] = set()
+        stack = [j for m in members for j in succ[m] if j not in inside]
+        while stack:
+            x = stack.pop()
+            if x in seen or (within is not None and x not in within):
+                continue
+            if x in inside:
+                return False
+            seen.add(x)
+            b = block_of.get(x)
+            if b is None:
+                stack.extend(succ[x])
+            elif b not in seen_blocks:
+                seen_blocks.add(b)
+                for y in blocks[b]:
+                    seen.add(y)
+                    stack.extend(succ[y])
+        b = len(blocks)
+        blocks.append(members)
+        for m in members:
+            block_of[m] = b
+        return True
+
+
+def series_shape(succ: Sequence[Iterable[int]], members: Sequence[int]) -> Optional[str]:
+    """``"chain"``, ``"unconnected"`` or None for members given in index order."""
+    rank = {m: k for k, m in enumerate(members)}
+    joined = False
+    for k, m in enumerate(members):
+        for j in succ[m]:
+            r = rank.get(j)
+            if r is None:
+                continue
+            joined = True
+            if r <= k:
+                return None  # a backward edge between members
+    if not joined:
+        return "unconnected"
+    for k in range(len(members) - 1):
+        if members[k + 1] not in succ[members[k]]:
+            return None
+    return "chain"
+
+
+def _topological(succ: Sequence[Iterable[int]]) -> Optional[list[int]]:
+    indeg = [0] * len(succ)
+    for s in succ:
+        for j in s:
+            indeg[j] += 1
+    order = [k for k, d in enumerate(indeg) if d == 0]
+    head = 0
+    while head < len(order):
+        k = order[head]
+        head += 1
+        for j in sorted(succ[k]):
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                order.append(j)
+    return order if len(order) == len(succ) else None
+
+
+def dominator_regions(succ: Sequence[Iterable[int]]) -> list[tuple[list[int], int]]:
+    """Single-entry single-exit regions of a DAG, each with its exit (output) position.
+
+    A virtual source feeds every position without predecessors and every position without
+    successors feeds a virtual sink; the *separators* are the positions that dominate the
+    sink (every source-to-sink path passes through them: the cut vertices of the main path).
+    Region ``i`` holds the positions dominated by separator ``i`` but not by separator
+    ``i+1``, minus separator ``i``, plus separator ``i+1`` (its exit): an Inception module
+    is everything after one ``mixed`` concat up to and including the next. Positions before
+    the first separator form a region ending at it; positions after the last one a region
+    without exit (exit ``-1``).
+
+    Post-condition: the regions partition the positions; each region is convex (no path
+    leaves it and comes back), so contracting all of them keeps the graph acyclic. An
+    empty list when the graph has a cycle.
+    """
+    n = len(succ)
+    order = _topological(succ)
+    if order is None or n == 0:
+        return []
+    preds: list[list[int]] = [[] for _ in range(n + 2)]
+    src, sink = n, n + 1
+    for k in range(n):
+        for j in succ[k]:
+            preds[j].append(k)
+    for k in range(n):
+        if not preds[k]:
+            preds[k].append(src)
+        if not succ[k]:
+            preds[sink].append(k)
+    rank = {src: -1, sink: n}
+    for r, k in enumerate(order):
+        rank[k] = r
+    idom: dict[int, int] = {src: src}
+
+    def intersect(a: int, b: int) -> int:
+        while a != b:
+            while rank[a] > rank[b]:
+                a = idom[a]
+            while rank[b] > rank[a]:
+                b = idom[b]
+        return a
+
+    for k in order + [sink]:
+        ps = preds[k]
+        d = ps[0]
+        for p in ps[1:]:
+            d = intersect(d, p)
+        idom[k] = d
+    chain = []
+    x = idom[sink]
+    while x != src:
+        chain.append(x)
+        x = idom[x]
+    chain.reverse()  # separators from the entry to the exit
+    sep_index = {s: i for i, s in enumerate(chain)}
+    # The separator dominating each position most closely: walk up the dominator tree.
+    owner: dict[int, int] = {}
+    for k in order:
+        x, path = k, []
+        while x != src and x not in sep_index and x not in owner:
+            path.append(x)
+            x = idom[x]
+        o = owner[x] if x in owner else (sep_index[x] if x != src else -1)
+        for y in path:
+            owner[y] = o
+    regions: list[list[int]] = [[] for _ in range(len(chain) + 1)]
+    for k in order:
+        if k in sep_index:
+            regions[sep_index[k]].append(k)  # a separator closes the region before it
+        else:
+            regions[owner[k] + 1].append(k)
+    exits = chain + [-1]
+    return [(r, e) for r, e in zip(regions, exits) if r]

@@ -1,0 +1,87 @@
+"""Hierarchy phase 2b (optional): dataflow block inference where names carry no block.
+
+InceptionV3 names its layers ``conv2d_17``, ``batch_normalization_17``, ``mixed3``: no
+name says which inception module a conv belongs to, so phase 2 leaves 300 siblings. The
+modules are still visible in the dataflow: each one starts after one ``mixed`` concat and
+ends at the next, and every path of the model passes through those concats. This phase
+(ours; after single-entry single-exit region decomposition, cf. the program structure tree
+of Johnson, Pearson and Pingali, simplified to the dominator chain of the main path) cuts a
+group's children DAG at the separators of its main path (``dataflow.dominator_regions``)
+and makes each region with at least ``region_min_size`` children a group named after its
+exit, the layer whose output leaves the region (``mixed3``); labels drop the trailing
+uniquifier the group's children share (``mixed3_1`` in a Keras 3 trace).
+
+Where names and dataflow both apply, names win: this phase runs after phase 2 and only on
+groups that still have at least ``region_min_children`` children, so a ResNet's blocks come
+from ``conv2_block1_*`` (they are also regions: an identity block is everything between two
+``_out`` adds) and a MobileNetV2's from ``block_1_*`` (its stride blocks have no skip, so
+dataflow alone would not see them). A region that is the whole group, or a chain of one
+layer, is not grouped. Same switch as phase 2 (``infer_scopes``: False turns both off).
+
+Pre-condition: phase 2 done; no series yet.
+Post-condition: the ops under every pre-existing group are unchanged; each new group is
+flagged ``inferred = "dataflow"``, holds >= ``region_min_size`` children and is convex, so a
+group whose children DAG was acyclic keeps an acyclic metagraph.
+"""
+
+from __future__ import annotations
+
+from tb_graph_plugin.hierarchy.dataflow import Contraction, child_graph, dominator_regions
+from tb_graph_plugin.hierarchy.infer import shared_uniquifier
+from tb_graph_plugin.hierarchy.model import Hierarchy
+from tb_graph_plugin.hierarchy.scopes import add_group
+
+__all__ = ["infer_regions"]
+
+
+def infer_regions(h: Hierarchy) -> int:
+    """Insert dataflow region groups; return how many were created."""
+    opts = h.options
+    if opts.infer_scopes is False:
+        return 0
+    created = 0
+    for gid in [g.id for g in h.groups]:  # snapshot: new groups are not revisited
+        g = h.groups[gid - h.n_ops]
+        if len(g.children) >= opts.region_min_children and not getattr(g, "artificial", False):
+            created += _regions_in_group(h, g)
+    h.inferred_scopes = h.inferred_scopes or created > 0
+    return created
+
+
+def _regions_in_group(h: Hierarchy, g) -> int:
+    children = g.children
+    succ = child_graph(h, g.id)
+    regions = [(r, e) for r, e in dominator_regions(succ)
+               if h.options.region_min_size <= len(r) < len(children)]
+    if not regions:
+        return 0
+    contraction = Contraction(succ)  # regions are convex; checked anyway (post-condition)
+    regions = [(r, e) for r, e in regions if contraction.try_add(r)]
+    labels = [h.label(c) for c in children]
+    suffix = shared_uniquifier(labels)
+    base = "" if g.parent < 0 else g.name + "/"
+    region_of = {}
+    made = []
+    for members, exit_pos in regions:
+        label = labels[exit_pos] if exit_pos >= 0 else labels[members[-1]]
+        if suffix and label.endswith(suffix):
+            label = label[: -len(suffix)]
+        name = base + label
+        while name in h.group_index or name in h.slim.index:
+            name += "/*"
+        sub = add_group(h, name, label, g.id, inferred="dataflow")
+        made.append(sub)
+        for k in members:
+            region_of[k] = sub
+    new_children = []
+    for k, c in enumerate(children):
+        sub = region_of.get(k)
+        if sub is None:
+            new_children.append(c)
+            continue
+        if not sub.children:
+            new_children.append(sub.id)  # the region takes its first member's place
+        sub.children.append(c)
+        h.set_parent(c, sub.id)
+    g.children = new_children
+    return len(made)
