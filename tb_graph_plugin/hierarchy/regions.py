@@ -9,7 +9,11 @@ of Johnson, Pearson and Pingali, simplified to the dominator chain of the main p
 group's children DAG at the separators of its main path (``dataflow.dominator_regions``)
 and makes each region with at least ``region_min_size`` children a group named after its
 exit, the layer whose output leaves the region (``mixed3``); labels drop the trailing
-uniquifier the group's children share (``mixed3_1`` in a Keras 3 trace).
+uniquifier the group's children share (``mixed3_1`` in a Keras 3 trace). When the exit is
+an op, not a layer (PyTorch's ``1540``, ``input.3``), the region is named after its last
+layer in dataflow order. A region holding more than half of the group's children
+structures nothing (a PyTorch model's body between its embedding and its output) and is
+not made.
 
 Where names and dataflow both apply, names win: this phase runs after phase 2 and only on
 groups that still have at least ``region_min_children`` children, so a ResNet's blocks come
@@ -52,7 +56,7 @@ def _regions_in_group(h: Hierarchy, g) -> int:
     children = g.children
     succ = child_graph(h, g.id)
     regions = [(r, e) for r, e in dominator_regions(succ)
-               if h.options.region_min_size <= len(r) < len(children)]
+               if h.options.region_min_size <= len(r) <= len(children) // 2]
     if not regions:
         return 0
     contraction = Contraction(succ)  # regions are convex; checked anyway (post-condition)
@@ -63,7 +67,11 @@ def _regions_in_group(h: Hierarchy, g) -> int:
     region_of = {}
     made = []
     for members, exit_pos in regions:
-        label = labels[exit_pos] if exit_pos >= 0 else labels[members[-1]]
+        layers = [k for k in members if children[k] >= h.n_ops]  # members in dataflow order
+        if exit_pos >= 0 and children[exit_pos] >= h.n_ops:
+            label = labels[exit_pos]
+        else:
+            label = labels[layers[-1] if layers else members[-1]]
         if suffix and label.endswith(suffix):
             label = label[: -len(suffix)]
         name = base + label

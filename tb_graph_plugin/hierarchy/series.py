@@ -171,8 +171,13 @@ def detect_op_series(h: Hierarchy) -> int:
             for run in _runs(items, min_size):
                 if ungrouped and _series_name(h, g, run, key[1], "")[0] in ungrouped:
                     continue  # "ungroup this series": members stay children of g
-                if check.accepts(run):
-                    here.append(_make_series(h, g, run, key[1], "", "op"))
+                if not check.accepts(run):
+                    if not (run[0][0] == 0 and key in bare):
+                        continue
+                    run = run[1:]  # the bare ``add`` may be another role (a step counter)
+                    if len(run) < min_size or not check.accepts(run):
+                        continue
+                here.append(_make_series(h, g, run, key[1], "", "op"))
         _replace_children(g, here)
         made += len(here)
     return made
