@@ -54,6 +54,10 @@ EXPECTED: dict[str, dict[str, dict[str, set[str]]]] = {
     "torch_transformer": {"torch_transformer": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
     "keras_callback": {"train": {KERAS: {"keras"}}},
     "keras_resnet50_trace": {"keras_resnet50_trace": {OP_GRAPH: {"forward"}}},
+    "keras_inceptionv3_trace": {"keras_inceptionv3_trace": {OP_GRAPH: {"forward"}}},
+    "keras_mobilenetv2_trace": {"keras_mobilenetv2_trace": {OP_GRAPH: {"forward"}}},
+    "keras_bert_encoder_trace": {"keras_bert_encoder_trace": {OP_GRAPH: {"forward"}}},
+    "hf_gpt2": {"hf_gpt2": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
 }
 
 KINDS: tuple[str, ...] = tuple(EXPECTED)
@@ -203,29 +207,171 @@ def write_tf2_trace_profile(outdir: Path, layers: int | None = None) -> Path:
     return run
 
 
-def _resnet50_forward_trace(run: Path, batch: int = 1):
-    import keras
-    import numpy as np
+def _record_layer_scopes(model) -> dict[str, str]:
+    """Wrap each layer's ``call`` to record the name scope it runs in while traced.
+
+    Keras 3 uniquifies scopes in a trace (layer ``conv2d_1`` runs in ``model_1/conv2d_1_2``),
+    so the scope of a layer is read from TensorFlow itself, not guessed from its name.
+    """
     import tensorflow as tf
 
-    keras.utils.set_random_seed(0)
-    model = keras.applications.ResNet50(weights=None)
+    scopes: dict[str, str] = {}
+    for layer in model.layers:
+        call = layer.call
+
+        def recorded(*args, __call=call, __name=layer.name, **kwargs):
+            scopes.setdefault(__name, tf.get_current_name_scope())
+            return __call(*args, **kwargs)
+
+        layer.call = recorded
+    return scopes
+
+
+def _keras_trace_with_blocks(run: Path, model, x, blocks) -> Path:
+    """Trace ``model(x)`` as ``forward`` and write ``expected_blocks.json`` beside the events.
+
+    ``blocks(model)`` names the model's architectural blocks as its authors built them
+    (block -> layer names); the file maps each block to the trace scopes of its layers and a
+    ``kind`` (the sorted layer classes: blocks of one kind are built the same way).
+    """
+    import json
+
+    import tensorflow as tf
+
+    scopes = _record_layer_scopes(model)
 
     @tf.function
     def forward(x):
         return model(x, training=False)
 
-    x = np.random.rand(batch, 224, 224, 3).astype("float32")
     writer = tf.summary.create_file_writer(str(run))
     _trace(writer, forward, (x,), "forward", 0)
     writer.close()
+    out = {}
+    for block, layer_names in blocks(model).items():
+        layers = [model.get_layer(n) for n in layer_names]
+        out[block] = {"scopes": sorted(scopes[n] for n in layer_names if n in scopes),
+                      "kind": sorted(type(layer).__name__ for layer in layers)}
+    all_scopes = sorted(set(scopes.values()))
+    (run / "expected_blocks.json").write_text(json.dumps({"blocks": out, "layer_scopes": all_scopes}, indent=1))
     return run
+
+
+def _blocks_by_prefix(pattern: str):
+    """Blocks named in the layer names, as the Keras application sources build them."""
+    import re
+
+    regex = re.compile(pattern)
+
+    def blocks(model):
+        out: dict[str, list[str]] = {}
+        for layer in model.layers:
+            m = regex.match(layer.name)
+            if m:
+                out.setdefault(m.group(1), []).append(layer.name)
+        return out
+
+    return blocks
+
+
+def _parents(layer) -> list:
+    return [node.operation for node in layer._inbound_nodes[0].parent_nodes]
+
+
+def _ancestors(layer) -> set[str]:
+    seen: set[str] = set()
+    stack = _parents(layer)
+    while stack:
+        x = stack.pop()
+        if x.name not in seen:
+            seen.add(x.name)
+            stack.extend(_parents(x))
+    return seen
+
+
+def _inception_modules(model) -> dict[str, list[str]]:
+    """Module ``mixed{k}``: the layers after the previous module's output up to ``mixed{k}``,
+    read from the Keras functional graph (InceptionV3's conv names say nothing of modules)."""
+    out = {}
+    stop = model.get_layer("max_pooling2d_1")  # the stem's last layer (keras.applications source)
+    for k in range(11):
+        end = model.get_layer(f"mixed{k}")
+        out[f"mixed{k}"] = sorted((_ancestors(end) | {end.name}) - _ancestors(stop) - {stop.name})
+        stop = end
+    return out
+
+
+def _resnet50_forward_trace(run: Path, batch: int = 1):
+    import keras
+    import numpy as np
+
+    keras.utils.set_random_seed(0)
+    model = keras.applications.ResNet50(weights=None)
+    x = np.random.rand(batch, 224, 224, 3).astype("float32")
+    return _keras_trace_with_blocks(run, model, x, _blocks_by_prefix(r"(conv\d_block\d+)_"))
 
 
 def write_keras_resnet50_trace(outdir: Path, layers: int | None = None) -> Path:
     """``keras.applications.ResNet50(weights=None)`` forward pass traced as ``forward`` (~1832 nodes)."""
     _quiet_tf()
     return _resnet50_forward_trace(fresh_run_dir(Path(outdir) / "keras_resnet50_trace"))
+
+
+def write_keras_inceptionv3_trace(outdir: Path, layers: int | None = None) -> Path:
+    """``keras.applications.InceptionV3(weights=None)`` at 75x75 traced as ``forward`` (~2.2k nodes)."""
+    _quiet_tf()
+    import keras
+    import numpy as np
+
+    keras.utils.set_random_seed(0)
+    model = keras.applications.InceptionV3(weights=None, input_shape=(75, 75, 3))
+    x = np.random.rand(1, 75, 75, 3).astype("float32")
+    return _keras_trace_with_blocks(fresh_run_dir(Path(outdir) / "keras_inceptionv3_trace"), model, x,
+                                    _inception_modules)
+
+
+def write_keras_mobilenetv2_trace(outdir: Path, layers: int | None = None) -> Path:
+    """``keras.applications.MobileNetV2(weights=None)`` at 64x64 traced as ``forward`` (~1.1k nodes)."""
+    _quiet_tf()
+    import keras
+    import numpy as np
+
+    keras.utils.set_random_seed(0)
+    model = keras.applications.MobileNetV2(weights=None, input_shape=(64, 64, 3))
+    x = np.random.rand(1, 64, 64, 3).astype("float32")
+    return _keras_trace_with_blocks(fresh_run_dir(Path(outdir) / "keras_mobilenetv2_trace"), model, x,
+                                    _blocks_by_prefix(r"(block_\d+)_"))
+
+
+def _bert_encoder(layers: int, width: int = 32, heads: int = 2, seq: int = 8, vocab: int = 64):
+    """A BERT-shaped Keras functional encoder: ``layer_{i}_attention``, ``layer_{i}_attention_ln``,
+    ``layer_{i}_intermediate``, ``layer_{i}_output``, ``layer_{i}_output_ln``; residuals are plain ``+``."""
+    import keras
+
+    tokens = keras.Input(shape=(seq,), dtype="int32", name="input_ids")
+    x = keras.layers.Embedding(vocab, width, name="embeddings")(tokens)
+    x = keras.layers.LayerNormalization(name="embeddings_ln")(x)
+    for i in range(layers):
+        a = keras.layers.MultiHeadAttention(heads, width // heads, name=f"layer_{i}_attention")(x, x)
+        x = keras.layers.LayerNormalization(name=f"layer_{i}_attention_ln")(x + a)
+        f = keras.layers.Dense(2 * width, activation="gelu", name=f"layer_{i}_intermediate")(x)
+        f = keras.layers.Dense(width, name=f"layer_{i}_output")(f)
+        x = keras.layers.LayerNormalization(name=f"layer_{i}_output_ln")(x + f)
+    pooled = keras.layers.Dense(width, activation="tanh", name="pooler")(x[:, 0])
+    return keras.Model(tokens, pooled, name="bert_encoder")
+
+
+def write_keras_bert_encoder_trace(outdir: Path, layers: int | None = None) -> Path:
+    """A 12-layer BERT-shaped Keras functional encoder (``layer_{i}_...``) traced as ``forward``."""
+    _quiet_tf()
+    import keras
+    import numpy as np
+
+    keras.utils.set_random_seed(0)
+    model = _bert_encoder(layers or 12)
+    x = np.random.randint(0, 64, size=(2, 8)).astype("int32")
+    return _keras_trace_with_blocks(fresh_run_dir(Path(outdir) / "keras_bert_encoder_trace"), model, x,
+                                    _blocks_by_prefix(r"(layer_\d+)_"))
 
 
 def write_keras_callback(outdir: Path, layers: int | None = None) -> Path:
@@ -399,6 +545,23 @@ def write_torch_transformer(outdir: Path, layers: int | None = None, run_name: s
     return run
 
 
+def write_hf_gpt2(outdir: Path, layers: int | None = None) -> Path:
+    """Hugging Face ``transformers`` GPT-2 (4 layers, width 32) from a config, random init, PyTorch ``add_graph``."""
+    _tensorboard_without_tf()
+    import torch
+    import transformers
+    from torch.utils.tensorboard import SummaryWriter
+
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(vocab_size=100, n_embd=32, n_layer=layers or 4, n_head=2, n_positions=32,
+                                     use_cache=False, return_dict=False)
+    model = transformers.GPT2Model(config).eval()
+    run = fresh_run_dir(Path(outdir) / "hf_gpt2")
+    with SummaryWriter(str(run)) as writer:
+        writer.add_graph(model, torch.randint(0, 100, (1, 8)), use_strict_trace=False)
+    return run
+
+
 # --------------------------------------------------------------------------- reading back
 
 
@@ -474,6 +637,10 @@ WRITERS: dict[str, Callable[..., Path]] = {
     "torch_transformer": write_torch_transformer,
     "keras_callback": write_keras_callback,
     "keras_resnet50_trace": write_keras_resnet50_trace,
+    "keras_inceptionv3_trace": write_keras_inceptionv3_trace,
+    "keras_mobilenetv2_trace": write_keras_mobilenetv2_trace,
+    "keras_bert_encoder_trace": write_keras_bert_encoder_trace,
+    "hf_gpt2": write_hf_gpt2,
 }
 
 
