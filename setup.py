@@ -28,6 +28,8 @@ setuptools.setup(
             # The CPU build of this exact version lies on disk on our machines; any other
             # spec pulls gigabytes of CUDA packages.
             "torch==2.13.0",
+            # Hugging Face models built from a config (random init) for the hierarchy tests.
+            "transformers>=4.40",
         ],
     },
     entry_points={

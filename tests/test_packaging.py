@@ -48,4 +48,4 @@ def test_every_third_party_import_is_declared():
 
 def test_no_test_only_framework_is_a_runtime_import():
     imported = _imported()
-    assert not {"tensorflow", "torch", "keras", "playwright"} & set(imported), imported
+    assert not {"tensorflow", "torch", "keras", "playwright", "transformers"} & set(imported), imported

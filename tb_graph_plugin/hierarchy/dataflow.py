@@ -53,21 +53,28 @@ def child_graph(h: Hierarchy, gid: int) -> list[set[int]]:
     """
     children = h.group(gid).children
     n_ops = h.n_ops
+    groups = h.groups
     pos: dict[int, int] = {}
     for k, c in enumerate(children):
         if c < n_ops:
             pos[c] = k
-        else:
-            for op in h.leaf_ops(c):
-                pos[op] = k
+            continue
+        stack = [c]
+        while stack:
+            for x in groups[stack.pop() - n_ops].children:
+                if x < n_ops:
+                    pos[x] = k
+                else:
+                    stack.append(x)
     out = _out_edges(h)
     succ: list[set[int]] = [set() for _ in children]
     get = pos.get
     for op, k in pos.items():
+        s = succ[k]
         for d in out[op]:
             j = get(d)
             if j is not None and j != k:
-                succ[k].add(j)
+                s.add(j)
     return succ
 
 

@@ -3,7 +3,9 @@
 Keras 3 names nest only ``model/layer``; stage, block and layer index live in the layer's
 own name, so a ResNet50's 176 layers, a MobileNetV2's 150 and a 12-layer encoder's 100
 are siblings. This phase (ours; no reference document) reads the indices the way
-frameworks write them and recovers the missing levels:
+frameworks write them and recovers the missing levels. It reads the names of *layers*, the
+group children (Keras 3 layer scopes, PyTorch modules); op children name no block, and are
+only taken along as glue (below):
 
 * a child label is split on ``_`` and ``.``; an *index token* is a number (``layer_3_x``,
   ``encoder.layer.3.x``, ``h.3``), a word ending in a number with at most one letter of
@@ -26,8 +28,8 @@ frameworks write them and recovers the missing levels:
 
 Inferred groups are named ``parent/prefix`` (``/*`` appended on a name clash), labelled
 with the prefix and flagged ``inferred = "name"``. Automatic mode (``infer_scopes=None``)
-applies this to a group with at least ``infer_min_siblings`` children when it at least
-halves the number of direct children.
+applies this to a group with at least ``infer_min_siblings`` group children when it at
+least halves the number of direct children.
 
 Pre-condition: phase 1 done (scopes); no series yet.
 Post-condition: the set of ops under every original group is unchanged (inferred groups
@@ -38,6 +40,7 @@ metagraph are acyclic.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 
@@ -47,10 +50,11 @@ from tb_graph_plugin.hierarchy.scopes import add_group
 
 __all__ = ["infer_scopes", "candidate_prefixes", "shared_uniquifier"]
 
-_TOKEN = re.compile(r"[^_.]+")
-_INDEX = re.compile(r"^(?:\d+|[A-Za-z]+\d+[a-z]?|[A-Za-z_]*\[\d+\])$")
-_INDEX_VALUE = re.compile(r"\d+[a-z]?(?=$|\])")
+_SPLIT = re.compile(r"([_.])").split
+_INDEX = re.compile(r"(?:\d+|[A-Za-z]+\d+[a-z]?|[A-Za-z]*\[\d+\])$").match
+_INDEX_VALUE = functools.partial(re.compile(r"\d+[a-z]?(?=$|\])").sub, "#", count=1)
 _UNIQUIFIER = re.compile(r"_\d+$")
+_HAS_DIGIT = re.compile(r"\d").search
 
 
 def candidate_prefixes(label: str) -> list[tuple[str, str]]:
@@ -62,14 +66,20 @@ def candidate_prefixes(label: str) -> list[tuple[str, str]]:
     [('encoder.layer.3', 'encoder.layer.#')]
     """
     out = []
-    family_parts = []
-    last = 0
-    for m in _TOKEN.finditer(label):
-        tok = m.group()
-        if _INDEX.match(tok):
-            family_parts.append(label[last:m.start()] + _INDEX_VALUE.sub("#", tok, count=1))
-            last = m.end()
-            out.append((label[:m.end()], "".join(family_parts)))
+    family = ""
+    parts = _SPLIT(label)  # tokens at even positions, separators between them
+    end = 0
+    for i in range(0, len(parts), 2):
+        tok = parts[i]
+        if _INDEX(tok):
+            family += _INDEX_VALUE(tok)
+            out.append((label[:end + len(tok)], family))
+        else:
+            family += tok
+        end += len(tok)
+        if i + 1 < len(parts):
+            family += parts[i + 1]
+            end += len(parts[i + 1])
     return out
 
 
@@ -90,27 +100,38 @@ def infer_scopes(h: Hierarchy) -> int:
     if opts.infer_scopes is False:
         return 0
     created = 0
+    memo: dict[str, list[tuple[str, str]]] = {}  # label -> candidates; labels repeat across groups
     for gid in [g.id for g in h.groups]:  # snapshot: new groups are not revisited
         g = h.groups[gid - h.n_ops]
-        if opts.infer_scopes is None and len(g.children) < opts.infer_min_siblings:
+        if opts.infer_scopes is None and sum(c >= h.n_ops for c in g.children) < opts.infer_min_siblings:
             continue
-        created += _infer_in_group(h, g, opts.infer_scopes is None)
+        created += _infer_in_group(h, g, opts.infer_scopes is None, memo)
     h.inferred_scopes = h.inferred_scopes or created > 0
     return created
 
 
-def _labels(h: Hierarchy, children: list[int]) -> list[str]:
-    labels = [h.label(c) for c in children]
-    suffix = shared_uniquifier(labels)
+def _labels(h: Hierarchy, children: list[int]) -> list:
+    """Labels of the group children (layers) without their shared uniquifier; None for ops."""
+    n = h.n_ops
+    labels = [h.groups[c - n].label if c >= n else None for c in children]
+    suffix = shared_uniquifier([x for x in labels if x is not None])
     if suffix:
-        labels = [x[: -len(suffix)] if x.endswith(suffix) else x for x in labels]
+        labels = [x[: -len(suffix)] if x is not None and x.endswith(suffix) else x for x in labels]
     return labels
 
 
-def _kept_chains(h: Hierarchy, labels: list[str]) -> list[list[str]]:
+def _kept_chains(h: Hierarchy, labels: list[str], memo: dict) -> list[list[str]]:
     """Each child's kept candidates, outermost first (size, nesting and family rules)."""
     opts = h.options
-    proposed = [candidate_prefixes(x) for x in labels]
+    proposed = []
+    for x in labels:
+        if x is None:  # an op: never names a block, may be absorbed as glue
+            proposed.append([])
+            continue
+        chain = memo.get(x)
+        if chain is None:
+            chain = memo[x] = candidate_prefixes(x) if _HAS_DIGIT(x) else []
+        proposed.append(chain)
     members: Counter = Counter(p for chain in proposed for p, _ in chain)
     total = len(labels)
     sized: dict[str, str] = {}  # prefix -> family, for prefixes passing the size rules
@@ -202,10 +223,10 @@ def _path_to(p: str, inner: dict[str, list[str]], top: list[str]) -> list[str]:
     return path[::-1]
 
 
-def _infer_in_group(h: Hierarchy, g, auto: bool) -> int:
+def _infer_in_group(h: Hierarchy, g, auto: bool, memo: dict) -> int:
     children = g.children
     labels = _labels(h, children)
-    placement = _kept_chains(h, labels)
+    placement = _kept_chains(h, labels, memo)
     if not any(placement):
         return 0
     total = len(children)

@@ -20,7 +20,9 @@ groups that still have at least ``region_min_children`` children, so a ResNet's 
 from ``conv2_block1_*`` (they are also regions: an identity block is everything between two
 ``_out`` adds) and a MobileNetV2's from ``block_1_*`` (its stride blocks have no skip, so
 dataflow alone would not see them). A region that is the whole group, or a chain of one
-layer, is not grouped. Same switch as phase 2 (``infer_scopes``: False turns both off).
+layer, is not grouped; nor is anything inside a block names already made (the author's
+block is the unit), nor in a group whose children are mostly ops: regions are cut between
+layers (an op-level graph, such as a flat TF1 graph, is left as it is). Same switch as phase 2 (``infer_scopes``: False turns both off).
 
 Pre-condition: phase 2 done; no series yet.
 Post-condition: the ops under every pre-existing group are unchanged; each new group is
@@ -46,8 +48,12 @@ def infer_regions(h: Hierarchy) -> int:
     created = 0
     for gid in [g.id for g in h.groups]:  # snapshot: new groups are not revisited
         g = h.groups[gid - h.n_ops]
-        if len(g.children) >= opts.region_min_children and not getattr(g, "artificial", False):
-            created += _regions_in_group(h, g)
+        children = g.children
+        if len(children) < opts.region_min_children or g.inferred or g.is_series:
+            continue
+        if sum(1 for c in children if c >= h.n_ops) * 2 < len(children):
+            continue  # an op-level graph (inside a layer, a training step's root): no layers to cut
+        created += _regions_in_group(h, g)
     h.inferred_scopes = h.inferred_scopes or created > 0
     return created
 

@@ -33,12 +33,16 @@ _OPTIONS = HierarchyOptions(infer_scopes=True, infer_min_siblings=2, series_min_
 def named_dags(draw):
     n = draw(st.integers(4, 40))
     names: list[str] = []
+    bases: set[str] = set()
     plain = draw(st.booleans())  # names that carry no block: only dataflow regions and op series
     for k in range(n):
         p = draw(st.integers(0, len(_PATTERNS) - 1))
-        name = "m/" + (f"n{k}" if plain else _PATTERNS[p](draw(st.integers(0, 3)), draw(st.integers(0, 5))))
-        if name not in names:
-            names.append(name)
+        base = "m/" + (f"n{k}" if plain else _PATTERNS[p](draw(st.integers(0, 3)), draw(st.integers(0, 5))))
+        if base in bases:
+            continue  # one op or one layer scope per name: '/' scopes stay convex (pre-condition)
+        bases.add(base)
+        layer = not plain or draw(st.booleans())  # patterned names are layer scopes holding an op
+        names.append(base + "/op" if layer else base)
     edges = []
     reach = draw(st.sampled_from([3, 5, 1000]))  # local edges make modules with separators
     for j in range(1, len(names)):
