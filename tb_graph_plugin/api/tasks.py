@@ -18,7 +18,6 @@ import collections
 import gc
 import os
 import pickle
-import re
 import sys
 import traceback
 from typing import Any, Callable
@@ -26,11 +25,9 @@ from typing import Any, Callable
 from tensorboard import errors
 from tensorboard.compat.proto import config_pb2, graph_pb2
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin.api import search, wire
 
-__all__ = ["GraphState", "TASKS", "worker_main", "MAX_SEARCH_HITS"]
-
-MAX_SEARCH_HITS = 200
+__all__ = ["GraphState", "TASKS", "worker_main"]
 
 Progress = Callable[[str, float], None]
 
@@ -141,40 +138,11 @@ def node_task(state: GraphState, args: dict, progress: Progress) -> str:
 
 
 def search_task(state: GraphState, args: dict, progress: Progress) -> str:
-    """Nodes whose name matches the regex ``q`` and whose op type contains ``op`` (ignoring
-    case: ``relu`` finds ``Relu``, ``Relu6`` and ``aten::relu_``); groups too when no ``op``."""
-    h = state.hierarchy
-    slim = h.slim
-    try:
-        pattern = re.compile(args.get("q") or "")
-    except re.error as e:
-        raise errors.InvalidArgumentError(f"bad search regex {args.get('q')!r}: {e}") from None
-    op = (args.get("op") or "").lower() or None
-    hits: list[wire.SearchHit] = []
-    total = 0
-    if op is None:
-        for g in h.walk_groups():
-            if g.name != h.root.name and pattern.search(g.name):
-                total += 1
-                if len(hits) < MAX_SEARCH_HITS:
-                    hits.append(wire.SearchHit(name=g.name, op=None, kind=wire.NodeKind(g.kind),
-                                               ancestors=_ancestor_names(h, g.name)))
-    for i, name in enumerate(slim.names):
-        node_op = slim.ops[i]
-        if op is not None and op not in node_op.lower():
-            continue
-        if pattern.search(name):
-            total += 1
-            if len(hits) < MAX_SEARCH_HITS:
-                hits.append(wire.SearchHit(name=name, op=node_op, kind=wire.NodeKind(h.kind(i)),
-                                           ancestors=_ancestor_names(h, i)))
-    return wire.to_json({"hits": hits, "total": total, "version": wire.WIRE_VERSION})
-
-
-def _ancestor_names(h, ref) -> list[str]:
-    """Names of the groups holding ``ref``, outermost first, without the root: what a client
-    expands to show it (names can lie about this: inferred scopes, wide-group splits)."""
-    return [h.name_of(g) for g in reversed(h.ancestors(ref)[:-1])]  # [-1] is the root
+    """Nodes whose name matches the RE2 regex ``q`` and whose op type contains ``op`` (ignoring
+    case: ``relu`` finds ``Relu``, ``Relu6`` and ``aten::relu_``); groups too when no ``op``.
+    Linear time, at most ``search.SEARCH_BUDGET_S`` of walking (see ``api/search.py``)."""
+    progress("search", 0.9)
+    return wire.to_json(search.search_graph(state, args.get("q") or "", args.get("op")))
 
 
 def scene_delta_task(state: GraphState, args: dict, progress: Progress) -> str:
