@@ -13,7 +13,7 @@ pickles on stdin/stdout. Messages in:
   whatever the lanes do (a stopped or wedged process does not answer).
 - ``None`` or EOF: finish the jobs received, then return.
 
-Messages out per job: ``("start", id)``, ``("progress", id, stage, fraction)``,
+Messages out: ``("hello", rss_bytes)`` once ready; per job: ``("start", id)``, ``("progress", id, stage, fraction)``,
 ``("need_graph", id)``, then ``("done", id, json, rss_bytes)`` or ``("failed", id, http_code,
 message, rss_bytes)``. Each stage, once reported, passes ``faults.check`` (test-only hook).
 
@@ -122,6 +122,7 @@ def worker_main(receive: Callable[[], Any], send: Callable[[Any], None]) -> None
                                 name=f"lane_{lane}", daemon=True) for lane in LANES]
     for t in threads:
         t.start()
+    locked_send(("hello", rss_bytes()))  # imports done, no graph yet: the pool's memory baseline
     try:
         while True:
             try:

@@ -27,8 +27,10 @@ Faults (issue 15), checked by a watchdog thread every 0.25 s:
   input would take as long again); the next request retries.
 - In every replacement the jobs queued on the worker move to the other workers, and the pool
   keeps serving.
-- A worker whose resident memory passed ``worker_rss_limit`` after a job is drained: no new
-  jobs, its queue moves, and it is replaced once idle (see ``memory`` in BENCHMARKS.md).
+- A worker whose resident memory grew by more than ``worker_graph_bytes`` over its size at
+  start (imports done) is drained after its job: no new jobs, its queue moves, and it is
+  replaced once idle, which returns its memory to the system (freed Python objects often do
+  not). See "Memory" in BENCHMARKS.md.
 
 Post-condition: every handle reaches ``done`` or ``failed``; nothing here blocks the caller of
 ``submit`` for more than a lock.
@@ -159,6 +161,7 @@ class _Worker:
         self.started_at = self.last_pong = time.monotonic()
         self.answered = False  # has answered a ping
         self.rss = 0
+        self.base_rss = 0  # said once ready: imports done, no graph yet
         self.draining = False
         self.alive = True
         self._reader = threading.Thread(target=self._read, args=(on_message,), daemon=True)
@@ -226,14 +229,14 @@ class WorkerPool:
         max_graphs_per_worker: int = 6,
         stage_budgets_s: Optional[dict] = None,
         heartbeat_timeout_s: float = DEFAULT_HEARTBEAT_TIMEOUT_S,
-        worker_rss_limit: Optional[int] = None,
+        worker_graph_bytes: Optional[int] = None,
     ):
         self.n_workers = n_workers
         self.job_timeout_s = job_timeout_s
         self.max_graphs_per_worker = max_graphs_per_worker
         self.stage_budgets_s = dict(DEFAULT_STAGE_BUDGETS_S, **(stage_budgets_s or {}))
         self.heartbeat_timeout_s = heartbeat_timeout_s
-        self.worker_rss_limit = worker_rss_limit
+        self.worker_graph_bytes = worker_graph_bytes
         self._lock = threading.RLock()
         self._workers: list[_Worker] = []
         self._running: dict[Hashable, JobHandle] = {}
@@ -382,10 +385,11 @@ class WorkerPool:
             self._after_job(worker)
 
     def _after_job(self, worker: _Worker):
-        if self.worker_rss_limit and worker.rss > self.worker_rss_limit and not worker.draining:
+        grown = worker.rss - worker.base_rss
+        if self.worker_graph_bytes and worker.answered and grown > self.worker_graph_bytes and not worker.draining:
             worker.draining = True  # too big: take no new work, hand its queue to the others
-            logger.info("graph_explorer: worker %d uses %d MB, over its %d MB: recycled when idle",
-                        worker.index, worker.rss >> 20, self.worker_rss_limit >> 20)
+            logger.info("graph_explorer: worker %d grew by %d MB, over its %d MB: recycled when idle",
+                        worker.index, grown >> 20, self.worker_graph_bytes >> 20)
             moved = list(worker.queue)
             worker.queue.clear()
             for handle in moved:
@@ -399,8 +403,10 @@ class WorkerPool:
 
     def _on_message(self, worker: _Worker, message):
         kind = message[0]
-        if kind == "pong":
-            worker.last_pong, worker.rss, worker.answered = time.monotonic(), message[2], True
+        if kind in ("pong", "hello"):
+            if kind == "hello":
+                worker.base_rss = message[1]
+            worker.last_pong, worker.rss, worker.answered = time.monotonic(), message[-1], True
             return
         job_id = message[1]
         with self._lock:

@@ -130,3 +130,19 @@ def test_stage_past_its_budget_replaces_the_worker_and_fails_the_job(plan):
         assert pool.restarted == 1
     finally:
         pool.close()
+
+
+def test_worker_past_its_memory_share_is_recycled_and_keeps_serving():
+    """``worker_graph_bytes``: a worker whose RSS grew past its share of
+    ``--graph_explorer_cache_mb`` is replaced once idle (its memory goes back to the system)."""
+    pool = WorkerPool(n_workers=1, worker_graph_bytes=1)  # any graph is over the share
+    try:
+        load = _pool_payload([f"mem/n{i}" for i in range(2000)])
+        first = pool.submit("first", "node", {"name": "mem/n1"}, "g", load)
+        assert first.wait(60) and first.value()
+        before = pool.workers()
+        second = pool.submit("second", "node", {"name": "mem/n2"}, "g", load)
+        assert second.wait(60) and json.loads(second.value())["name"] == "mem/n2"
+        assert pool.restarted >= 1 and pool.workers() != before
+    finally:
+        pool.close()
