@@ -18,6 +18,7 @@ setuptools.setup(
         "numpy>=1.21",
         "pygraphviz>=1.11",  # bundles Graphviz; the per-group layout engine (issue 4)
         "scipy>=1.12",  # the fast layered layout: LP layering (HiGHS), isotonic regression, components
+        "google-re2>=1.1",  # /search in linear time (issue 15): no catastrophic backtracking
     ],
     extras_require={
         "test": [

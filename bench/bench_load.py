@@ -3,6 +3,7 @@
 Usage::
 
     python -m bench.bench_load [--clients 20] [--seconds 30] [--kinds K ...] [--logdir DIR]
+    python -m bench.bench_load --distinct-uploads 30 --ops 10000 --cache-mb 512 [--repeats 3]
 
 Starts a real ``tensorboard`` process (``tests/tensorboard_process.py``, bound to 127.0.0.1,
 ``--load_fast false``) with the plugin on a logdir holding the real logs of ``--kinds``
@@ -21,6 +22,13 @@ p50/p99/max latency (an operation = one logical request including its 202 pollin
 count (any status other than 200/202, or an exception: must be 0), and the server's memory:
 ``VmHWM`` (peak RSS) of the tensorboard process and of each worker child from
 ``/proc/<pid>/status``, plus the peak of the summed ``VmRSS`` sampled every 0.2 s.
+
+*Memory mode* (``--distinct-uploads N``, issue 15): one client opens N different graphs one after
+another, as a user trying many models would: each a fresh ``--ops``-op GraphDef (distinct names,
+a chain of blocks with attrs), uploaded, then ``/scene`` (first view), ``/search`` and ``/node``.
+The server runs with ``--graph_explorer_cache_mb``; printed: the baseline (TensorBoard + idle
+workers before the first upload, summed RSS), the peak summed RSS, and peak - baseline against
+the budget; ``--repeats`` runs (a fresh server each) give medians.
 """
 
 from __future__ import annotations
@@ -240,6 +248,86 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))] if values else float("nan")
 
 
+def distinct_graph(index: int, ops: int) -> bytes:
+    """A GraphDef of ``ops`` ops named apart from every other ``index``: blocks of 10 ops
+    (MatMul, BiasAdd, Relu, ...) with dtype/shape attrs, each block reading the previous one."""
+    from tensorboard.compat.proto import graph_pb2, types_pb2
+
+    graph = graph_pb2.GraphDef()
+    kinds = ("MatMul", "BiasAdd", "Relu", "Mul", "Add", "Identity", "Sub", "Tanh", "Sigmoid", "AddV2")
+    prev = None
+    for i in range(ops):
+        block, j = divmod(i, 10)
+        node = graph.node.add(name=f"model{index}/stage{block // 50}/block{block}/{kinds[j].lower()}_{j}",
+                              op="Placeholder" if i == 0 else kinds[j])
+        node.attr["T"].type = types_pb2.DT_FLOAT
+        shape = node.attr["_output_shapes"].list.shape.add()
+        for size in (-1, 64 + index % 7):
+            shape.dim.add(size=size)
+        if prev is not None:
+            node.input.append(prev)
+        prev = node.name
+    return graph.SerializeToString()
+
+
+def _summed_rss_kb(pid: int) -> int:
+    return sum(_status(p).get("VmRSS", 0) for p in [pid, *descendants(pid)])
+
+
+def memory_run(args, logdir: Path) -> dict:
+    """One server, ``--distinct-uploads`` graphs opened one after another; figures in MB."""
+    extra = ["--graph_explorer_cache_mb", str(args.cache_mb), "--graph_explorer_warmup", "false"]
+    with TensorBoardProcess(logdir, extra_args=extra) as tb:
+        client = Client(tb.url, Stats(), [], 0, True, time.monotonic() + 3600)
+        blobs = [distinct_graph(i, args.ops) for i in range(args.distinct_uploads)]
+        # Baseline: TensorBoard and its workers started (one tiny upload opened), nothing kept.
+        tiny = distinct_graph(10_000, 10)
+        req = urllib.request.Request(tb.url + OURS + "/upload?filename=tiny.pb", data=tiny, method="POST")
+        ref = json.loads(urllib.request.urlopen(req, timeout=60).read())["graph"]
+        client.op("scene", "/scene", {"run": ref["run"], "tag": ref["tag"]})
+        time.sleep(1.0)  # let the workers' start-up settle before reading the baseline
+        baseline_kb = _summed_rss_kb(tb.proc.pid)
+        sampler = MemorySampler(tb.proc.pid)
+        sampler.start()
+        t0 = time.monotonic()
+        for i, blob in enumerate(blobs):
+            req = urllib.request.Request(tb.url + OURS + f"/upload?filename=g{i}.pb", data=blob, method="POST")
+            ref = json.loads(urllib.request.urlopen(req, timeout=120).read())["graph"]
+            params = {"run": ref["run"], "tag": ref["tag"]}
+            client.op("scene", "/scene", params)
+            client.op("search", "/search", dict(params, q="relu"))
+            client.op("node", "/node", dict(params, name=f"model{i}/stage0/block0/relu_2"))
+        elapsed = time.monotonic() - t0
+        sampler.stop.set()
+        sampler.join()
+        sampler.sample()
+        end_kb = _summed_rss_kb(tb.proc.pid)
+        restarts = tb.output().count("recycled when idle")
+    return {"baseline": baseline_kb / 1024, "peak": sampler.peak_total_rss_kb / 1024, "end": end_kb / 1024,
+            "seconds": elapsed, "errors": client.stats.errors, "recycled": restarts}
+
+
+def memory_main(args) -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="bench_mem_"))
+    try:
+        logdir = build_logdir(["tf1_graph"], tmp)  # a run with a graph, so the tab is enabled
+        runs = [memory_run(args, logdir) for _ in range(args.repeats)]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    med = lambda key: statistics.median(r[key] for r in runs)  # noqa: E731
+    for r in runs:
+        print(f"  run: baseline {r['baseline']:.0f} MB, peak {r['peak']:.0f} MB, end {r['end']:.0f} MB, "
+              f"peak-baseline {r['peak'] - r['baseline']:.0f} MB, {r['seconds']:.1f} s, errors {len(r['errors'])}")
+        for text in r["errors"][:5]:
+            print("    ", text)
+    print(f"distinct uploads: {args.distinct_uploads} x {args.ops} ops; --graph_explorer_cache_mb {args.cache_mb}; "
+          f"runs: {len(runs)} (medians)")
+    print(f"baseline (tensorboard + idle workers) {med('baseline'):.0f} MB; peak summed RSS {med('peak'):.0f} MB; "
+          f"at the end {med('end'):.0f} MB; peak - baseline {med('peak') - med('baseline'):.0f} MB "
+          f"against a budget of {args.cache_mb} MB")
+    return 1 if any(r["errors"] for r in runs) else 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=20)
@@ -247,7 +335,14 @@ def main(argv=None) -> int:
     parser.add_argument("--kinds", nargs="+", default=list(DEFAULT_KINDS))
     parser.add_argument("--logdir", help="serve this logdir instead of copying real logs")
     parser.add_argument("--mode", choices=["auto", "scene", "search"], default="auto")
+    parser.add_argument("--distinct-uploads", type=int, default=0,
+                        help="memory mode: open this many different uploaded graphs one after another")
+    parser.add_argument("--ops", type=int, default=10_000, help="memory mode: ops per uploaded graph")
+    parser.add_argument("--cache-mb", type=int, default=512, help="memory mode: --graph_explorer_cache_mb")
+    parser.add_argument("--repeats", type=int, default=3, help="memory mode: servers started, for medians")
     args = parser.parse_args(argv)
+    if args.distinct_uploads:
+        return memory_main(args)
 
     tmp = None
     if args.logdir:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tensorboard.plugins import base_plugin
 
 from tb_graph_plugin import metadata
+from tb_graph_plugin.api import budget
 from tb_graph_plugin.api.routes import Routes
 from tb_graph_plugin.api.warmup import Warmup
 from tb_graph_plugin.api.workers import DEFAULT_JOB_TIMEOUT_S, DEFAULT_WORKERS, WorkerPool
@@ -27,9 +28,14 @@ class GraphExplorerPlugin(base_plugin.TBPlugin):
         warmup=True,
     ):
         self._provider = context.data_provider
-        self._store = GraphStore(self._provider, cache_bytes, upload_limit_bytes, max_ops)
+        # One memory budget for TensorBoard and the workers (see api/budget.py).
+        self.budget = budget.split(cache_bytes, workers)
+        self._store = GraphStore(self._provider, self.budget.store_bytes, upload_limit_bytes, max_ops,
+                                 max_upload_bytes=self.budget.upload_bytes)
         # Worker processes start on the first graph request, not at TensorBoard start.
-        self.pool = WorkerPool(n_workers=workers, job_timeout_s=job_timeout_s)
+        self.pool = WorkerPool(n_workers=workers, job_timeout_s=job_timeout_s,
+                               result_cache_bytes=self.budget.result_cache_bytes,
+                               worker_graph_bytes=self.budget.worker_graph_bytes)
         self._routes = Routes(self._store, self._provider, self.pool)
         # Builds the graph the UI opens first, in the background, before anyone asks.
         self.warmup = Warmup(self._routes, self._provider).start() if warmup else None
@@ -67,7 +73,8 @@ class GraphExplorerLoader(base_plugin.TBLoader):
             "--graph_explorer_cache_mb",
             type=int,
             default=DEFAULT_CACHE_BYTES >> 20,
-            help="Graph Explorer: memory budget of the parsed-graph cache, in MiB (default %(default)s).",
+            help="Graph Explorer: memory budget, in MiB, of the graphs and answers kept by TensorBoard and "
+            "its graph workers together (default %(default)s; see BENCHMARKS.md for the overhead beyond it).",
         )
 
         group.add_argument(

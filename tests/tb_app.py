@@ -22,7 +22,7 @@ STOCK = "/data/plugin/graphs"
 class TbApp:
     """``client`` over ``TensorBoardWSGI`` serving both plugins from the Python multiplexer."""
 
-    def __init__(self, logdir, upload_limit_mb=256, max_ops=None, warmup=False):
+    def __init__(self, logdir, upload_limit_mb=256, max_ops=None, warmup=False, workers=None, cache_mb=512):
         multiplexer = plugin_event_multiplexer.EventMultiplexer(
             tensor_size_guidance={"graphs": 0}
         )
@@ -30,8 +30,8 @@ class TbApp:
         multiplexer.Reload()
         self.provider = tb_data_provider.MultiplexerDataProvider(multiplexer, str(logdir))
         flags = SimpleNamespace(
-            graph_explorer_upload_limit_mb=upload_limit_mb, graph_explorer_cache_mb=512,
-            graph_explorer_max_ops=max_ops, graph_explorer_warmup=warmup,
+            graph_explorer_upload_limit_mb=upload_limit_mb, graph_explorer_cache_mb=cache_mb,
+            graph_explorer_max_ops=max_ops, graph_explorer_warmup=warmup, graph_explorer_workers=workers,
         )
         context = base_plugin.TBContext(
             logdir=str(logdir), data_provider=self.provider, flags=flags

@@ -3,7 +3,9 @@
 Used by the end-to-end tests (HTTP and browser) and the benches. The process is bound to
 127.0.0.1 on a free port, is ready once our plugin is enabled (and, with ``min_runs``, once
 ``/graphs`` lists that many runs), and is stopped (with its data server) by ``stop()`` or when
-the context exits.
+the context exits. The process imports this checkout's ``tb_graph_plugin`` (the repository root
+goes first on its ``PYTHONPATH``, ahead of any installed copy); ``env`` adds variables to its
+environment (e.g. a test-only fault plan for the workers).
 """
 
 from __future__ import annotations
@@ -31,12 +33,13 @@ def free_port() -> int:
 
 class TensorBoardProcess(contextlib.AbstractContextManager):
     def __init__(self, logdir, load_fast: bool = False, extra_args=(), timeout_s: float = 120,
-                 log_path=None, min_runs: int = 0):
+                 log_path=None, min_runs: int = 0, env=None):
         self.logdir = str(logdir)
         self.load_fast = load_fast
         self.extra_args = list(extra_args)
         self.timeout_s = timeout_s
         self.min_runs = min_runs
+        self.env = dict(env or {})
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         if log_path is None:
@@ -62,7 +65,9 @@ class TensorBoardProcess(contextlib.AbstractContextManager):
             "--reload_interval", "1",
             *self.extra_args,
         ]
-        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+        repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", **self.env)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (repo, env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen(
             cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True
         )

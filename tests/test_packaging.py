@@ -14,7 +14,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 # Distribution name in install_requires -> the top-level module it provides.
 IMPORT_NAME = {"protobuf": "google", "tensorboard": "tensorboard", "werkzeug": "werkzeug",
-               "numpy": "numpy", "pygraphviz": "pygraphviz", "scipy": "scipy"}
+               "numpy": "numpy", "pygraphviz": "pygraphviz", "scipy": "scipy",
+               "google-re2": "re2"}
 
 
 def _declared() -> set[str]:

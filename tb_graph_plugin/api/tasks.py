@@ -7,30 +7,24 @@ The per-graph pipeline, in order, each step reported as a progress stage:
 2. ``slim_graph``  ``graph.build_slim_graph``
 3. ``hierarchy``   ``hierarchy.build_hierarchy`` (+ ``join_step_stats`` for profiles)
 4. ``layout``      per task: ``layout.scene.build_scene`` for the expansion state asked for
+   (``search`` and ``node`` report their task name as their stage)
 
 Every answer is a JSON string of a ``wire`` dataclass. A ``tensorboard.errors.PublicError``
-becomes a failure with its HTTP code and message; any other exception a 500 naming it.
+becomes a failure with its HTTP code and message; any other exception a 500 naming it. The
+process around these (lanes, heartbeat, graphs kept) is ``worker_process``.
 """
 
 from __future__ import annotations
 
-import collections
 import gc
-import os
-import pickle
-import re
-import sys
-import traceback
-from typing import Any, Callable
+from typing import Callable
 
 from tensorboard import errors
 from tensorboard.compat.proto import config_pb2, graph_pb2
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin.api import search, wire
 
-__all__ = ["GraphState", "TASKS", "worker_main", "MAX_SEARCH_HITS"]
-
-MAX_SEARCH_HITS = 200
+__all__ = ["GraphState", "TASKS"]
 
 Progress = Callable[[str, float], None]
 
@@ -133,6 +127,7 @@ def _node_name(h, name: str) -> str:
 def node_task(state: GraphState, args: dict, progress: Progress) -> str:
     from tb_graph_plugin.hierarchy import node_details
 
+    progress("node", 0.9)
     h = state.hierarchy
     name = _node_name(h, args["name"])
     details = node_details(h, name)
@@ -141,40 +136,11 @@ def node_task(state: GraphState, args: dict, progress: Progress) -> str:
 
 
 def search_task(state: GraphState, args: dict, progress: Progress) -> str:
-    """Nodes whose name matches the regex ``q`` and whose op type contains ``op`` (ignoring
-    case: ``relu`` finds ``Relu``, ``Relu6`` and ``aten::relu_``); groups too when no ``op``."""
-    h = state.hierarchy
-    slim = h.slim
-    try:
-        pattern = re.compile(args.get("q") or "")
-    except re.error as e:
-        raise errors.InvalidArgumentError(f"bad search regex {args.get('q')!r}: {e}") from None
-    op = (args.get("op") or "").lower() or None
-    hits: list[wire.SearchHit] = []
-    total = 0
-    if op is None:
-        for g in h.walk_groups():
-            if g.name != h.root.name and pattern.search(g.name):
-                total += 1
-                if len(hits) < MAX_SEARCH_HITS:
-                    hits.append(wire.SearchHit(name=g.name, op=None, kind=wire.NodeKind(g.kind),
-                                               ancestors=_ancestor_names(h, g.name)))
-    for i, name in enumerate(slim.names):
-        node_op = slim.ops[i]
-        if op is not None and op not in node_op.lower():
-            continue
-        if pattern.search(name):
-            total += 1
-            if len(hits) < MAX_SEARCH_HITS:
-                hits.append(wire.SearchHit(name=name, op=node_op, kind=wire.NodeKind(h.kind(i)),
-                                           ancestors=_ancestor_names(h, i)))
-    return wire.to_json({"hits": hits, "total": total, "version": wire.WIRE_VERSION})
-
-
-def _ancestor_names(h, ref) -> list[str]:
-    """Names of the groups holding ``ref``, outermost first, without the root: what a client
-    expands to show it (names can lie about this: inferred scopes, wide-group splits)."""
-    return [h.name_of(g) for g in reversed(h.ancestors(ref)[:-1])]  # [-1] is the root
+    """Nodes whose name matches the RE2 regex ``q`` and whose op type contains ``op`` (ignoring
+    case: ``relu`` finds ``Relu``, ``Relu6`` and ``aten::relu_``); groups too when no ``op``.
+    Linear time, at most ``search.SEARCH_BUDGET_S`` of walking (see ``api/search.py``)."""
+    progress("search", 0.9)
+    return wire.to_json(search.search_graph(state, args.get("q") or "", args.get("op")))
 
 
 def scene_delta_task(state: GraphState, args: dict, progress: Progress) -> str:
@@ -200,64 +166,3 @@ TASKS: dict[str, Callable[[GraphState, dict, Progress], str]] = {
     "node": node_task,
     "search": search_task,
 }
-
-
-def worker_main(receive: Callable[[], Any], send: Callable[[Any], None]) -> None:
-    """The worker loop: one job at a time, graphs kept LRU by key. Ends on EOF or None."""
-    graphs: "collections.OrderedDict[Any, GraphState]" = collections.OrderedDict()
-    while True:
-        try:
-            message = receive()
-        except EOFError:
-            return
-        if message is None:
-            return
-        job_id, graph_key, blob, task, args, max_graphs = message
-        send(("start", job_id))
-
-        def progress(stage: str, fraction: float, job_id=job_id) -> None:
-            send(("progress", job_id, stage, fraction))
-
-        try:
-            state = graphs.get(graph_key)
-            if state is None:
-                if blob is None:
-                    send(("need_graph", job_id))
-                    continue
-                state = graphs[graph_key] = GraphState(blob, progress)
-                if len(graphs) > max_graphs:
-                    while len(graphs) > max_graphs:
-                        graphs.popitem(last=False)
-                    # Frozen objects are only freed by reference counting: collect any cycles of
-                    # the dropped graphs once, then freeze what is kept again.
-                    gc.unfreeze()
-                    gc.collect()
-                    gc.freeze()
-            graphs.move_to_end(graph_key)
-            send(("done", job_id, TASKS[task](state, args, progress)))
-        except errors.PublicError as e:
-            send(("failed", job_id, e.http_code, str(e)))
-        except Exception as e:  # noqa: BLE001 - any bug becomes a readable 500 for this job only
-            traceback.print_exc()
-            send(("failed", job_id, 500, f"{task} failed: {type(e).__name__}: {e}"))
-
-
-def _stdio_main() -> None:
-    """Entry point of a worker process: pickles in on stdin, out on the real stdout.
-
-    Anything a library prints goes to stderr, so it cannot corrupt the protocol.
-    """
-    protocol_out = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    protocol_in = sys.stdin.buffer
-
-    def send(message: Any) -> None:
-        pickle.dump(message, protocol_out, protocol=pickle.HIGHEST_PROTOCOL)
-        protocol_out.flush()
-
-    worker_main(lambda: pickle.load(protocol_in), send)
-
-
-if __name__ == "__main__":
-    _stdio_main()

@@ -33,6 +33,7 @@ __all__ = [
     "Job",
     "NodeDetails",
     "SearchHit",
+    "SearchAnswer",
     "UploadAnswer",
     "ErrorAnswer",
     "to_json",
@@ -221,6 +222,18 @@ class SearchHit:
     kind: NodeKind
     # groups holding the node, outermost first, root excluded: expand these to show it
     ancestors: list[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class SearchAnswer:
+    """Answer of ``/search``: the first hits, how many matched, and whether every name was
+    searched (False when the walk stopped at its time budget: ``total`` then counts the names
+    searched so far)."""
+
+    hits: list[SearchHit]
+    total: int
+    complete: bool = True
+    version: int = WIRE_VERSION
 
 
 @dataclasses.dataclass

@@ -1,17 +1,36 @@
 """Run graph work (SlimGraph, Hierarchy, layout) in worker processes, never on a request thread.
 
 Follows the Helios post (``seeds/003``): the process that serves the UI never computes a layout;
-workers do, and report progress as they go.
+workers (``worker_process``) do, and report progress as they go.
 
 - ``WorkerPool.submit(key, task, args, graph_key, load_graph)`` returns a ``JobHandle`` at once.
   A second submit with the same ``key`` while the first runs joins it (same handle); a finished
   result (or failure) stays cached under its key (LRU by size) so it is answered at once.
-- Each worker keeps the built graphs (``tasks.GraphState``) it was sent, LRU; a job goes to the
-  worker that already holds its graph, else to the least busy one, which is then sent the
-  serialized GraphDef (read by ``load_graph`` on a thread of the serving process).
-- A worker that dies, or runs one job past ``job_timeout_s``, is killed and replaced; that job
-  fails with a message saying so, the other jobs queued on it are resubmitted, and the pool keeps
-  serving.
+- Jobs wait in a queue per worker, here in the serving process (so they can move): a job goes
+  to the worker that already holds its graph, else to the least busy one, which is then sent
+  the serialized GraphDef (read by ``load_graph`` on a thread of the serving process).
+- Two lanes per worker: ``main`` (graph builds, layouts) and ``quick`` (``search``, ``node``
+  on a graph the worker has built): a quick job never waits behind a build.
+
+Faults (issue 15), checked by a watchdog thread every 0.25 s:
+
+- A worker that dies: replaced; each job it was running is retried once, first in line on the
+  fresh worker; a job whose worker dies a second time fails with a 500 naming the stage that
+  was running and the exit codes, is cached as failed (no crash loop), and when the stage was
+  part of building the graph (``parse``, ``slim_graph``, ``hierarchy``), every later job on that
+  graph fails at once with the same message.
+- A worker that does not answer its heartbeat (a ping every ``HEARTBEAT_EVERY_S``) for
+  ``heartbeat_timeout_s`` while it runs no long job (a build or layout may hold the GIL in C for
+  a while; those are bounded by the stage budgets): replaced as if it had died.
+- A job that runs one stage past its budget (``stage_budgets_s``) or runs past ``job_timeout_s``
+  in all: its worker is replaced and the job fails with a 500 saying so (not retried: the same
+  input would take as long again); the next request retries.
+- In every replacement the jobs queued on the worker move to the other workers, and the pool
+  keeps serving.
+- A worker whose resident memory grew by more than ``worker_graph_bytes`` over its size at
+  start (imports done) is drained after its job: no new jobs, its queue moves, and it is
+  replaced once idle, which returns its memory to the system (freed Python objects often do
+  not). See "Memory" in BENCHMARKS.md.
 
 Post-condition: every handle reaches ``done`` or ``failed``; nothing here blocks the caller of
 ``submit`` for more than a lock.
@@ -35,13 +54,26 @@ from tensorboard import errors
 
 from tb_graph_plugin.api import wire
 
-__all__ = ["WorkerPool", "JobHandle", "JobFailed"]
+__all__ = ["WorkerPool", "JobHandle", "JobFailed", "QUICK_TASKS", "BUILD_STAGES"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_WORKERS = 2
 DEFAULT_JOB_TIMEOUT_S = 300.0
 DEFAULT_RESULT_CACHE_BYTES = 256 << 20
+HEARTBEAT_EVERY_S = 0.5
+DEFAULT_HEARTBEAT_TIMEOUT_S = 3.0
+STARTUP_GRACE_S = 30.0  # a fresh worker imports TensorBoard and numpy before its first pong
+QUICK_TASKS = frozenset({"search", "node"})
+BUILD_STAGES = ("parse", "slim_graph", "hierarchy")
+# Per-stage budgets in seconds (each also capped by the job time limit). A 1M-op graph parses
+# in ~1 s, builds its SlimGraph + Hierarchy in ~10 s on the slow 2-core machine; search has its
+# own 1 s walk budget; node details are a lookup.
+# "sent": from sending a job to the worker's first word on it (it starts a job at once).
+DEFAULT_STAGE_BUDGETS_S = {"sent": 30.0, "parse": 60.0, "slim_graph": 120.0, "hierarchy": 240.0,
+                           "search": 10.0, "node": 10.0}
+_MAX_ATTEMPTS = 2  # a job is run at most twice: once, and once more if its worker died
+_POISONED_KEPT = 256
 
 
 class JobFailed(errors.PublicError):
@@ -64,10 +96,14 @@ class JobHandle:
         self.load_graph = load_graph
         self.state = wire.JobState.RUNNING
         self.stage = "queued"
+        self.stage_since = time.monotonic()
         self.progress = 0.0
         self.result: Optional[str] = None
         self.error: Optional[JobFailed] = None
-        self.started = time.monotonic()
+        self.started = time.monotonic()  # when a worker last started it
+        self.deaths: list[tuple[str, object]] = []  # (stage, exit code) per worker that died running it
+        self.force_graph = False  # send the graph with the job even if the worker should hold it
+        self.sent = False  # the worker it was last started on has been sent it
         self.done = threading.Event()
 
     def wire(self) -> wire.Job:
@@ -89,6 +125,10 @@ class JobHandle:
         assert self.result is not None
         return self.result
 
+    def set_stage(self, stage: str) -> None:
+        if stage != self.stage:
+            self.stage, self.stage_since = stage, time.monotonic()
+
     def _finish(self, result: Optional[str] = None, error: Optional[JobFailed] = None):
         self.result, self.error = result, error
         self.state = wire.JobState.FAILED if error else wire.JobState.DONE
@@ -98,8 +138,9 @@ class JobHandle:
 
 
 class _Worker:
-    """One worker process (``python -m tb_graph_plugin.api.tasks``) speaking pickles over its
-    stdin/stdout; a reader thread turns what it says into callbacks."""
+    """One worker process (``python -m tb_graph_plugin.api.worker_process``) speaking pickles
+    over its stdin/stdout; a reader thread turns what it says into callbacks. Its queue and
+    lanes are the pool's bookkeeping, guarded by the pool's lock."""
 
     def __init__(self, index: int, on_message: Callable):
         self.index = index
@@ -107,19 +148,39 @@ class _Worker:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tb_graph_plugin.api.tasks"],
+            [sys.executable, "-m", "tb_graph_plugin.api.worker_process"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
         )
         self._write_lock = threading.Lock()
-        self.graphs: "collections.OrderedDict[Hashable, None]" = collections.OrderedDict()
-        self.assigned: dict[str, JobHandle] = {}  # job id -> handle, in submission order
-        self.current: Optional[str] = None
-        self.current_since = 0.0
+        self.graphs: "collections.OrderedDict[Hashable, None]" = collections.OrderedDict()  # sent, LRU
+        self.built: set = set()  # graphs a job has finished on (a quick job may use them)
+        self.queue: "collections.deque[JobHandle]" = collections.deque()
+        self.lanes: dict[str, Optional[JobHandle]] = {"main": None, "quick": None}
+        self.started_at = self.last_pong = time.monotonic()
+        self.answered = False  # has answered a ping
+        self.rss = 0
+        self.base_rss = 0  # said once ready: imports done, no graph yet
+        self.draining = False
         self.alive = True
         self._reader = threading.Thread(target=self._read, args=(on_message,), daemon=True)
         self._reader.start()
+
+    def silent_for(self, now: float, timeout_s: float) -> bool:
+        """No pong for ``timeout_s`` (before the first pong: for ``STARTUP_GRACE_S``)."""
+        if self.answered:
+            return now - self.last_pong > timeout_s
+        return now - self.started_at > max(timeout_s, STARTUP_GRACE_S)
+
+    def load(self) -> int:
+        return len(self.queue) + sum(h is not None for h in self.lanes.values())
+
+    def lane_of(self, job_id: str) -> Optional[str]:
+        for lane, handle in self.lanes.items():
+            if handle is not None and handle.job_id == job_id:
+                return lane
+        return None
 
     def send(self, message) -> None:
         with self._write_lock:
@@ -130,9 +191,13 @@ class _Worker:
         while self.alive:
             try:
                 message = pickle.load(self.process.stdout)
-            except (EOFError, OSError, pickle.UnpicklingError):
-                return
+            except (EOFError, OSError, ValueError, pickle.UnpicklingError):
+                return  # the process ended, or stop() closed the pipe
             on_message(self, message)
+
+    def drain_output(self, timeout_s: float = 2.0) -> None:
+        """Wait until the reader has handled everything a dead process wrote (it then sees EOF)."""
+        self._reader.join(timeout_s)
 
     def is_alive(self) -> bool:
         return self.process.poll() is None
@@ -162,19 +227,27 @@ class WorkerPool:
         job_timeout_s: float = DEFAULT_JOB_TIMEOUT_S,
         result_cache_bytes: int = DEFAULT_RESULT_CACHE_BYTES,
         max_graphs_per_worker: int = 6,
+        stage_budgets_s: Optional[dict] = None,
+        heartbeat_timeout_s: float = DEFAULT_HEARTBEAT_TIMEOUT_S,
+        worker_graph_bytes: Optional[int] = None,
     ):
         self.n_workers = n_workers
         self.job_timeout_s = job_timeout_s
         self.max_graphs_per_worker = max_graphs_per_worker
+        self.stage_budgets_s = dict(DEFAULT_STAGE_BUDGETS_S, **(stage_budgets_s or {}))
+        self.heartbeat_timeout_s = heartbeat_timeout_s
+        self.worker_graph_bytes = worker_graph_bytes
         self._lock = threading.RLock()
         self._workers: list[_Worker] = []
         self._running: dict[Hashable, JobHandle] = {}
         self._by_id: "collections.OrderedDict[str, JobHandle]" = collections.OrderedDict()
         self._results: "collections.OrderedDict[Hashable, JobHandle]" = collections.OrderedDict()
+        self._poisoned: "collections.OrderedDict[Hashable, JobFailed]" = collections.OrderedDict()
         self._result_bytes = 0
         self._result_cache_bytes = result_cache_bytes
         self._readers = futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="graph_read")
         self.restarted = 0
+        self.retried = 0  # jobs run again after their worker died
         self._watchdog = threading.Thread(target=self._watch, daemon=True)
         self._closed = False
 
@@ -191,9 +264,14 @@ class WorkerPool:
             if running is not None:
                 return running
             handle = JobHandle(key, task, args, graph_key, load_graph)
-            self._running[key] = handle
             self._remember(handle)
-        self._readers.submit(self._dispatch, handle)
+            poison = self._poisoned.get(graph_key)
+            if poison is not None:  # building this graph killed two workers: do not try again
+                handle._finish(error=poison)
+                return handle
+            self._running[key] = handle
+            self._start_workers()
+            self._place(handle)
         return handle
 
     def job(self, job_id: str) -> JobHandle:
@@ -203,6 +281,11 @@ class WorkerPool:
             raise errors.NotFoundError(f"unknown job {job_id!r} (finished jobs are forgotten after a while)")
         return handle
 
+    def workers(self) -> list:
+        """The current worker processes' pids (for tests and benches)."""
+        with self._lock:
+            return [w.process.pid for w in self._workers]
+
     def close(self):
         self._closed = True
         with self._lock:
@@ -211,7 +294,7 @@ class WorkerPool:
             w.stop()
         self._readers.shutdown(wait=False, cancel_futures=True)
 
-    # -- dispatch ---------------------------------------------------------------------------
+    # -- placing and sending (callers hold self._lock) -----------------------------------------
 
     def _start_workers(self):
         if not self._workers:
@@ -219,80 +302,150 @@ class WorkerPool:
             if not self._watchdog.is_alive():
                 self._watchdog.start()
 
-    def _dispatch(self, handle: JobHandle, force_graph: bool = False):
+    def _place(self, handle: JobHandle, worker: Optional[_Worker] = None, first: bool = False):
+        """Queue ``handle`` on ``worker`` (default: one holding its graph, else the least busy)."""
+        if worker is None:
+            open_ = [w for w in self._workers if not w.draining] or self._workers
+            holders = [w for w in open_ if handle.graph_key in w.graphs]
+            worker = min(holders or open_, key=_Worker.load)
+        handle.set_stage("queued")
+        if first:
+            worker.queue.appendleft(handle)
+        else:
+            worker.queue.append(handle)
+        self._pump(worker)
+
+    def _pump(self, worker: _Worker):
+        """Start what can start on ``worker``'s free lanes: a quick job on a built graph goes to
+        the quick lane; anything else, in queue order, to the main lane."""
+        if not worker.alive:
+            return
+        while worker.lanes["quick"] is None:
+            handle = next((h for h in worker.queue if h.task in QUICK_TASKS and not h.force_graph
+                           and h.graph_key in worker.built), None)
+            if handle is None:
+                break
+            worker.queue.remove(handle)
+            self._start(worker, "quick", handle)
+        while worker.lanes["main"] is None and worker.queue:
+            self._start(worker, "main", worker.queue.popleft())
+
+    def _start(self, worker: _Worker, lane: str, handle: JobHandle):
+        poison = self._poisoned.get(handle.graph_key)
+        if poison is not None:  # queued before its graph killed two workers
+            self._finish(handle, error=poison)
+            return
+        worker.lanes[lane] = handle
+        handle.sent = False
+        needs_graph = handle.force_graph or handle.graph_key not in worker.graphs
+        handle.force_graph = False
+        handle.started = time.monotonic()
+        # Count the graph on this worker now, before the (slow) read, so later requests for
+        # the same graph follow it here.
+        worker.graphs[handle.graph_key] = None
+        worker.graphs.move_to_end(handle.graph_key)
+        while len(worker.graphs) > self.max_graphs_per_worker:
+            dropped, _ = worker.graphs.popitem(last=False)
+            worker.built.discard(dropped)
+        self._readers.submit(self._send, worker, lane, handle, needs_graph)
+
+    def _send(self, worker: _Worker, lane: str, handle: JobHandle, needs_graph: bool):
+        """On a reader thread: read the graph if the worker lacks it, then send the job."""
         try:
-            with self._lock:
-                self._start_workers()
-                worker = self._pick(handle.graph_key)
-                needs_graph = force_graph or handle.graph_key not in worker.graphs
-                # Count the job and the graph on this worker now, before the (slow) read, so
-                # concurrent first requests spread over the workers and later requests for the
-                # same graph follow it here.
-                worker.assigned[handle.job_id] = handle
-                worker.graphs[handle.graph_key] = None
-                worker.graphs.move_to_end(handle.graph_key)
-                while len(worker.graphs) > self.max_graphs_per_worker:
-                    worker.graphs.popitem(last=False)
             blob = None
             if needs_graph:
-                handle.stage, handle.progress = "read", 0.05
-                try:
-                    blob = handle.load_graph()
-                except BaseException:
-                    with self._lock:
-                        worker.assigned.pop(handle.job_id, None)
-                        worker.graphs.pop(handle.graph_key, None)
-                    raise
-            with self._lock:
-                if not worker.alive:  # replaced meanwhile: its jobs were resubmitted or failed
-                    return
-                handle.stage = "queued" if worker.current else handle.stage
-            worker.send((handle.job_id, handle.graph_key, blob, handle.task, handle.args,
+                handle.set_stage("read")
+                handle.progress = max(handle.progress, 0.05)
+                blob = handle.load_graph()
+            worker.send(("job", lane, handle.job_id, handle.graph_key, blob, handle.task, handle.args,
                          self.max_graphs_per_worker))
+            with self._lock:
+                handle.sent = True
+                if handle.stage in ("queued", "read"):  # until the worker reports its first stage
+                    handle.set_stage("sent")
         except errors.PublicError as e:
+            self._lane_done(worker, handle, drop_graph=True)
             self._finish(handle, error=JobFailed(e.http_code, str(e)))
+        except (OSError, ValueError) as e:  # the worker's pipe closed: the watchdog replaces it
+            logger.info("graph_explorer: sending job %s to worker %d failed: %s", handle.job_id, worker.index, e)
         except Exception as e:  # noqa: BLE001 - reported to the client, logged here
             logger.exception("graph_explorer: reading graph for job %s failed", handle.job_id)
+            self._lane_done(worker, handle, drop_graph=True)
             self._finish(handle, error=JobFailed(500, f"reading the graph failed: {type(e).__name__}: {e}"))
 
-    def _pick(self, graph_key) -> _Worker:
-        holders = [w for w in self._workers if graph_key in w.graphs]
-        pool = holders or self._workers
-        return min(pool, key=lambda w: len(w.assigned))
+    def _lane_done(self, worker: _Worker, handle: JobHandle, drop_graph: bool = False):
+        with self._lock:
+            lane = worker.lane_of(handle.job_id)
+            if lane is None:
+                return
+            worker.lanes[lane] = None
+            if drop_graph:
+                worker.graphs.pop(handle.graph_key, None)
+                worker.built.discard(handle.graph_key)
+            self._after_job(worker)
+
+    def _after_job(self, worker: _Worker):
+        grown = worker.rss - worker.base_rss
+        if self.worker_graph_bytes and worker.answered and grown > self.worker_graph_bytes and not worker.draining:
+            worker.draining = True  # too big: take no new work, hand its queue to the others
+            logger.info("graph_explorer: worker %d grew by %d MB, over its %d MB: recycled when idle",
+                        worker.index, grown >> 20, self.worker_graph_bytes >> 20)
+            moved = list(worker.queue)
+            worker.queue.clear()
+            for handle in moved:
+                self._place(handle)
+        if worker.draining and worker.load() == 0 and len(self._workers) > 0:
+            self._readers.submit(self._replace, worker, None)
+            return
+        self._pump(worker)
+
+    # -- messages from workers ------------------------------------------------------------
 
     def _on_message(self, worker: _Worker, message):
-        kind, job_id = message[0], message[1]
+        kind = message[0]
+        if kind in ("pong", "hello"):
+            if kind == "hello":
+                worker.base_rss = message[1]
+            worker.last_pong, worker.rss, worker.answered = time.monotonic(), message[-1], True
+            return
+        job_id = message[1]
         with self._lock:
-            handle = worker.assigned.get(job_id)
+            lane = worker.lane_of(job_id)
+            handle = worker.lanes[lane] if lane else None
         if handle is None:
             return
         if kind == "start":
-            with self._lock:
-                worker.current, worker.current_since = job_id, time.monotonic()
+            handle.started = time.monotonic()
         elif kind == "progress":
-            handle.stage, handle.progress = message[2], max(handle.progress, float(message[3]))
+            with self._lock:
+                handle.set_stage(message[2])
+                handle.progress = max(handle.progress, float(message[3]))
         elif kind == "need_graph":
             with self._lock:
-                worker.assigned.pop(job_id, None)
+                worker.lanes[lane] = None
                 worker.graphs.pop(handle.graph_key, None)
-                worker.current = None
-            self._readers.submit(self._dispatch, handle, True)
-        elif kind == "done":
+                worker.built.discard(handle.graph_key)
+                handle.force_graph = True
+                self._place(handle, worker, first=True)
+                self._pump(worker)
+        elif kind in ("done", "failed"):
             with self._lock:
-                worker.assigned.pop(job_id, None)
-                worker.current = None
-            self._finish(handle, result=message[2])
-        elif kind == "failed":
+                worker.rss = message[-1]
+                worker.lanes[lane] = None
+                if kind == "done":
+                    worker.built.add(handle.graph_key)
+            if kind == "done":
+                self._finish(handle, result=message[2])
+            else:
+                self._finish(handle, error=JobFailed(message[2], message[3]))
             with self._lock:
-                worker.assigned.pop(job_id, None)
-                worker.current = None
-            self._finish(handle, error=JobFailed(message[2], message[3]))
+                self._after_job(worker)
 
     def _finish(self, handle: JobHandle, result=None, error=None, cache=True):
         handle._finish(result, error)
         with self._lock:
             self._running.pop(handle.key, None)
-            if not cache:  # a transient failure (crash, time limit): the next request retries
+            if not cache:  # a transient failure (time limit): the next request retries
                 return
             size = len(result) if result is not None else 256
             self._results[handle.key] = handle
@@ -309,28 +462,100 @@ class WorkerPool:
     # -- faults -----------------------------------------------------------------------------
 
     def _watch(self):
+        last_ping = 0.0
         while not self._closed:
             time.sleep(max(0.0005, min(0.25, self.job_timeout_s / 2)))
+            now = time.monotonic()
             with self._lock:
                 workers = list(self._workers)
+            ping = now - last_ping >= HEARTBEAT_EVERY_S
+            if ping:
+                last_ping = now
             for worker in workers:
                 if not worker.is_alive():
-                    self._replace(worker, f"the layout worker process died (exit code {worker.exitcode()})")
-                elif worker.current and time.monotonic() - worker.current_since > self.job_timeout_s:
-                    self._replace(worker, f"the job ran past the time limit of {self.job_timeout_s:g} s and was stopped")
+                    worker.drain_output()  # what it said before dying (its last stage) counts
+                    self._replace(worker, "died", worker.exitcode())
+                    continue
+                overdue = self._overdue(worker, now)
+                if overdue is not None:
+                    self._replace(worker, "overdue", overdue)
+                    continue
+                main = worker.lanes["main"]
+                long_job = main is not None and main.task not in QUICK_TASKS
+                if not long_job and worker.silent_for(now, self.heartbeat_timeout_s):
+                    self._replace(worker, "silent", None)
+                    continue
+                if ping:
+                    try:
+                        worker.send(("ping", int(now * 1000)))
+                    except (OSError, ValueError):
+                        pass  # its pipe closed: it is dead, seen on the next round
 
-    def _replace(self, worker: _Worker, reason: str):
+    def _overdue(self, worker: _Worker, now: float):
+        """(handle, why) for a job past its stage budget or the job time limit, else None."""
+        for handle in list(worker.lanes.values()):
+            if handle is None or not handle.sent:  # a slow read here is not the worker's fault
+                continue
+            if now - handle.started > self.job_timeout_s:
+                return handle, f"the job ran past the time limit of {self.job_timeout_s:g} s and was stopped"
+            budget = self.stage_budgets_s.get(handle.stage)
+            if budget is not None and budget < self.job_timeout_s and now - handle.stage_since > budget:
+                return handle, (f"stage {handle.stage!r} ran past its budget of {budget:g} s; "
+                                "the worker was stopped")
+        return None
+
+    def _replace(self, worker: _Worker, cause: Optional[str], detail=None):
+        """Stop ``worker``, start a fresh one in its place, and settle its jobs.
+
+        ``cause``: ``died`` (detail = exit code), ``silent`` (no heartbeat), ``overdue``
+        (detail = (handle, message)), or None (a drained worker recycled: it holds no jobs).
+        """
         with self._lock:
             if worker not in self._workers:
                 return
-            culprit = worker.current
-            orphans = list(worker.assigned.values())
+            running = [h for h in worker.lanes.values() if h is not None]
+            queued = list(worker.queue)
+            worker.queue.clear()
             worker.stop()
-            self._workers[self._workers.index(worker)] = _Worker(worker.index, self._on_message)
+            fresh = _Worker(worker.index, self._on_message)
+            self._workers[self._workers.index(worker)] = fresh
             self.restarted += 1
-        logger.warning("graph_explorer: worker %d replaced: %s", worker.index, reason)
-        for handle in orphans:
-            if handle.job_id == culprit or culprit is None:
-                self._finish(handle, error=JobFailed(500, f"{handle.task} failed: {reason}"), cache=False)
-            else:
-                self._readers.submit(self._dispatch, handle, True)
+        if cause is not None:
+            logger.warning("graph_explorer: worker %d replaced (%s %s)", worker.index, cause, detail)
+        culprit, overdue_message = detail if cause == "overdue" else (None, None)
+        for handle in running:
+            if handle is culprit:
+                self._finish(handle, error=JobFailed(500, f"{handle.task} failed: {overdue_message}"), cache=False)
+            elif cause in ("died", "silent") and handle.sent:
+                self._worker_died(handle, fresh, "the worker process died" if cause == "died" else
+                                  "the worker process stopped answering", detail)
+            else:  # innocent of the replacement (the other lane, or still being read here)
+                with self._lock:
+                    handle.force_graph = True
+                    self._place(handle, fresh, first=True)
+        with self._lock:
+            for handle in queued:
+                self._place(handle)
+
+    def _worker_died(self, handle: JobHandle, fresh: _Worker, what: str, exit_code):
+        """Retry ``handle`` once, first on ``fresh``; the second death fails it for good."""
+        handle.deaths.append((handle.stage, exit_code))
+        if len(handle.deaths) < _MAX_ATTEMPTS:
+            self.retried += 1
+            logger.warning("graph_explorer: %s job %s: %s in stage %r (exit code %s); retrying once",
+                           handle.task, handle.job_id, what, handle.stage, exit_code)
+            with self._lock:
+                handle.force_graph = True
+                self._place(handle, fresh, first=True)
+            return
+        stages = sorted({s for s, _ in handle.deaths})
+        codes = ", then ".join(str(c) for _, c in handle.deaths)
+        message = (f"{handle.task} failed: {what} in stage {handle.stage!r} (exit codes {codes}), "
+                   f"on {len(handle.deaths)} workers in a row (stages {', '.join(stages)}); not retried again")
+        error = JobFailed(500, message)
+        if handle.stage in BUILD_STAGES:
+            with self._lock:
+                self._poisoned[handle.graph_key] = error
+                while len(self._poisoned) > _POISONED_KEPT:
+                    self._poisoned.popitem(last=False)
+        self._finish(handle, error=error)

@@ -40,7 +40,7 @@ __all__ = ["GraphStore", "GraphTooLargeError", "count_ops", "DEFAULT_CACHE_BYTES
 DEFAULT_CACHE_BYTES = 2 << 30
 DEFAULT_UPLOAD_LIMIT_BYTES = 256 << 20
 DEFAULT_MAX_OPS = 1_000_000
-MAX_UPLOADS = 32  # uploads kept in memory, oldest dropped first
+MAX_UPLOADS = 32  # uploads kept in memory, oldest dropped first (also past ``max_upload_bytes``)
 
 _OP_GRAPH_NAMES = (metadata.RUN_METADATA, metadata.RUN_METADATA_WITH_GRAPH)
 _PROFILE_NAMES = (metadata.TAGGED_RUN_METADATA, metadata.RUN_METADATA)
@@ -79,11 +79,14 @@ class GraphStore:
         max_cache_bytes: int = DEFAULT_CACHE_BYTES,
         upload_limit_bytes: int = DEFAULT_UPLOAD_LIMIT_BYTES,
         max_ops: int = DEFAULT_MAX_OPS,
+        max_upload_bytes: Optional[int] = None,
     ):
         self._provider = data_provider
         self._cache = LruCache(max_cache_bytes, size_of=lambda value: value.ByteSize())
         self._uploads: "collections.OrderedDict[str, graph_pb2.GraphDef]" = collections.OrderedDict()
         self._uploads_lock = threading.Lock()
+        self._upload_bytes = 0
+        self.max_upload_bytes = max_cache_bytes if max_upload_bytes is None else max_upload_bytes
         self.upload_limit_bytes = upload_limit_bytes
         self.max_ops = max_ops
 
@@ -173,9 +176,14 @@ class GraphStore:
         self.check_op_limit(graph, f"uploaded file {filename!r}")
         upload_id = hashlib.sha256(blob).hexdigest()[:16]
         with self._uploads_lock:
+            if upload_id not in self._uploads:
+                self._upload_bytes += graph.ByteSize()
             self._uploads[upload_id] = graph
-            while len(self._uploads) > MAX_UPLOADS:
-                self._uploads.popitem(last=False)
+            self._uploads.move_to_end(upload_id)
+            while len(self._uploads) > 1 and (len(self._uploads) > MAX_UPLOADS
+                                              or self._upload_bytes > self.max_upload_bytes):
+                _, dropped = self._uploads.popitem(last=False)
+                self._upload_bytes -= dropped.ByteSize()
         ref = wire.GraphRef(run=metadata.UPLOAD_RUN, tag=upload_id, kind=wire.GraphKind.OP)
         return wire.UploadAnswer(graph=ref, ops=len(graph.node), warnings=warnings, source=source)
 

@@ -132,23 +132,63 @@ def test_worker_keeps_max_graphs_and_asks_again_for_an_evicted_one(app):
     """``worker_main`` in-process: an LRU of built graphs; an evicted graph answers need_graph."""
     import gc
 
-    from tb_graph_plugin.api.tasks import worker_main
+    from tb_graph_plugin.api.worker_process import worker_main
 
     payload = _payload(app)()
     args = {"q": "Conv", "op": None}
     inbox = [
-        ("j1", "g1", payload, "search", args, 1),
-        ("j2", "g2", payload, "search", args, 1),  # evicts g1 (max_graphs=1)
-        ("j3", "g1", None, "search", args, 1),  # g1 is gone: the worker asks for it
-        ("j4", "g2", None, "search", args, 1),  # g2 is kept: answered without the graph
+        ("job", "main", "j1", "g1", payload, "search", args, 1),
+        ("job", "main", "j2", "g2", payload, "search", args, 1),  # evicts g1 (max_graphs=1)
+        ("job", "main", "j3", "g1", None, "search", args, 1),  # g1 is gone: the worker asks for it
+        ("job", "main", "j4", "g2", None, "search", args, 1),  # g2 is kept: answered without the graph
+        ("ping", 7),
         None,
     ]
     sent = []
     worker_main(lambda: inbox.pop(0), sent.append)
     finals = [m for m in sent if m[0] in ("done", "failed", "need_graph")]
     assert [(m[0], m[1]) for m in finals] == [("done", "j1"), ("done", "j2"), ("need_graph", "j3"), ("done", "j4")]
+    assert any(m[:2] == ("pong", 7) and m[2] > 0 for m in sent)  # heartbeat answered, with the RSS
     assert gc.get_freeze_count() > 0  # built graphs are moved out of the collector's generations
     gc.unfreeze()
+
+
+def test_quick_lane_answers_while_the_main_lane_builds(app):
+    """A ``node`` job on a built graph runs on the quick lane while the main lane is busy: the
+    worker answers it before the build queued ahead of it finishes (issue 15)."""
+    import threading
+
+    from tb_graph_plugin.api.worker_process import worker_main
+
+    payload = _payload(app)()
+    release = threading.Event()
+    messages = [
+        ("job", "main", "build1", "g1", payload, "search", {"q": "Conv", "op": None}, 4),
+        "wait_for_build1",
+        ("job", "main", "build2", "g2", payload, "scene", {"graph": {"run": "torch_cnn", "tag": "t", "kind": "op", "step": None},
+                                                         "expanded": [], "extract": True, "float": True}, 4),
+        ("job", "quick", "quick1", "g1", None, "node", {"name": "input"}, 4),
+        ("job", "quick", "quick2", "g3", None, "node", {"name": "input"}, 4),  # not built here
+        None,
+    ]
+    sent = []
+
+    def send(message):
+        sent.append(message)
+        if message[:2] == ("done", "build1"):
+            release.set()
+
+    def receive():
+        message = messages.pop(0)
+        if message == "wait_for_build1":
+            assert release.wait(60)
+            return ("ping", 1)
+        return message
+
+    worker_main(receive, send)
+    finals = [(m[0], m[1]) for m in sent if m[0] in ("done", "failed", "need_graph")]
+    assert ("need_graph", "quick2") in finals
+    assert finals.index(("failed", "quick1") if ("failed", "quick1") in finals else ("done", "quick1")) < finals.index(("done", "build2"))
 
 
 def test_node_of_a_copy_drawn_beside_another_node(app):

@@ -144,7 +144,9 @@ export interface SearchHit {
 
 export interface SearchAnswer {
   hits: SearchHit[];
-  total?: number;
+  total: number; // every match seen (all of them when complete)
+  complete: boolean; // false: the search stopped at its time budget before the last name
+  version: number;
 }
 
 export interface UploadAnswer {

@@ -111,10 +111,11 @@ export async function search(host: NavHost, box: HTMLElement, q: string, op: str
       link.addEventListener("click", () => void jump(host, hit.name, hit.ancestors));
       ul.appendChild(el("li", {}, link, hit.op ? el("span", { className: "gx-muted", text: ` ${hit.op}` }) : null));
     }
-    const total = ans.total ?? ans.hits.length;
+    const total = ans.total;
     const shown = Math.min(ans.hits.length, MAX_HITS_SHOWN);
+    const partial = ans.complete ? "" : " in the part searched (the search stopped at its time limit)";
     box.appendChild(
-      el("div", { className: "gx-muted", text: `${total} match${total === 1 ? "" : "es"}${shown < total ? ` (first ${shown} shown)` : ""}` }),
+      el("div", { className: "gx-muted", text: `${total} match${total === 1 ? "" : "es"}${partial}${shown < total ? ` (first ${shown} shown)` : ""}` }),
     );
     box.appendChild(ul);
     document.body.dataset.searchHits = String(ans.hits.length);

@@ -1,0 +1,122 @@
+"""Name search over a built graph in linear time (issue 15): RE2, never a backtracking engine.
+
+Python's ``re`` backtracks: ``(a+)+$`` against ``'a' * 36 + '!'`` takes ~2^36 steps and held a
+worker for the whole job time limit. RE2 (the ``google-re2`` wheel, imported as ``re2``) runs
+in time linear in the text for every pattern it accepts, and refuses what it cannot do so
+(backreferences, look-around): those patterns answer 400 with RE2's reason.
+
+``search_graph(state, q, op)`` matches the regex ``q`` (``re.search`` semantics: anywhere in the
+name) against every group name (when no ``op`` is given) and every op name whose op type
+contains ``op`` (ignoring case).
+
+Pre-conditions: ``state.hierarchy`` is built and not mutated meanwhile (search only reads it).
+Post-conditions: at most ``MAX_SEARCH_HITS`` hits, groups first then ops in SlimGraph order;
+``total`` counts every match seen; the call returns within ``budget_s`` plus one check interval
+(``_CHECK_EVERY`` names, ~5 ms): past the budget the walk stops and ``complete`` is False.
+Cost: one RE2 ``Match`` call per name on pre-encoded UTF-8 names (~0.6 us a name: ~0.6 s at
+1M ops, see BENCHMARKS.md), after a one-time encoding of the names kept on the ``GraphState``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import re2
+from re2 import _re2
+from tensorboard import errors
+
+from tb_graph_plugin.api import wire
+
+__all__ = ["MAX_SEARCH_HITS", "MAX_QUERY_CHARS", "SEARCH_BUDGET_S", "compile_query", "search_graph"]
+
+MAX_SEARCH_HITS = 200
+MAX_QUERY_CHARS = 1000
+SEARCH_BUDGET_S = 1.0
+_CHECK_EVERY = 8192
+_NO_MATCH = (-1, -1)
+_UNANCHORED = _re2.RE2.Anchor.UNANCHORED
+
+
+def compile_query(q: str):
+    """The RE2 program of ``q``, or ``InvalidArgumentError`` saying why RE2 refuses it.
+
+    >>> compile_query("conv").Match(_UNANCHORED, b"a/conv1", 0, 7)[0]
+    (2, 6)
+    """
+    if len(q) > MAX_QUERY_CHARS:
+        raise errors.InvalidArgumentError(
+            f"search regex of {len(q)} characters is longer than the limit of {MAX_QUERY_CHARS}"
+        )
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print every refused pattern on the worker's stderr
+    options.never_capture = True  # only "does it match" is asked: no group offsets to fill
+    program = _re2.RE2(q.encode("utf-8", "surrogatepass"), options)
+    if not program.ok():
+        reason = program.error().decode("utf-8", "replace")
+        raise errors.InvalidArgumentError(
+            f"bad search regex {q!r}: {reason} (search uses RE2 syntax, which runs in linear time "
+            "and has no backreferences or look-around)"
+        ) from None
+    return program
+
+
+class _Names:
+    """The graph's names as UTF-8 bytes, encoded once per ``GraphState`` on its first search."""
+
+    def __init__(self, hierarchy):
+        slim = hierarchy.slim
+        self.ops = [n.encode("utf-8", "surrogatepass") for n in slim.names]
+        self.op_types = list(slim.ops)
+        self.op_types_lower = [t.lower() for t in slim.ops]
+        root = hierarchy.root.name
+        groups = [g for g in hierarchy.walk_groups() if g.name != root]
+        self.groups = [(g.name, g.kind, g.name.encode("utf-8", "surrogatepass")) for g in groups]
+
+
+def _names(state) -> _Names:
+    names = getattr(state, "search_names", None)
+    if names is None:
+        names = state.search_names = _Names(state.hierarchy)
+    return names
+
+
+def search_graph(state, q: str, op: Optional[str], budget_s: float = SEARCH_BUDGET_S) -> wire.SearchAnswer:
+    """Hits of ``q`` (an RE2 regex, searched anywhere in the name) and ``op`` (a substring of
+    the op type, ignoring case; groups are only searched without it). See the module doc."""
+    h = state.hierarchy
+    match = compile_query(q or "").Match
+    op = (op or "").lower() or None
+    names = _names(state)
+    deadline = time.perf_counter() + budget_s
+    hits: list[wire.SearchHit] = []
+    total = 0
+    if op is None:
+        for i, (name, kind, encoded) in enumerate(names.groups):
+            if i % _CHECK_EVERY == 0 and i and time.perf_counter() > deadline:
+                return wire.SearchAnswer(hits=hits, total=total, complete=False)
+            if match(_UNANCHORED, encoded, 0, len(encoded))[0] != _NO_MATCH:
+                total += 1
+                if len(hits) < MAX_SEARCH_HITS:
+                    hits.append(wire.SearchHit(name=name, op=None, kind=wire.NodeKind(kind),
+                                               ancestors=_ancestor_names(h, name)))
+    ops, types, lower = names.ops, names.op_types, names.op_types_lower
+    for start in range(0, len(ops), _CHECK_EVERY):
+        if start and time.perf_counter() > deadline:
+            return wire.SearchAnswer(hits=hits, total=total, complete=False)
+        for i in range(start, min(start + _CHECK_EVERY, len(ops))):
+            if op is not None and op not in lower[i]:
+                continue
+            encoded = ops[i]
+            if match(_UNANCHORED, encoded, 0, len(encoded))[0] != _NO_MATCH:
+                total += 1
+                if len(hits) < MAX_SEARCH_HITS:
+                    hits.append(wire.SearchHit(name=h.slim.names[i], op=types[i], kind=wire.NodeKind(h.kind(i)),
+                                               ancestors=_ancestor_names(h, i)))
+    return wire.SearchAnswer(hits=hits, total=total, complete=True)
+
+
+def _ancestor_names(h, ref) -> list[str]:
+    """Names of the groups holding ``ref``, outermost first, without the root: what a client
+    expands to show it (names can lie about this: inferred scopes, wide-group splits)."""
+    return [h.name_of(g) for g in reversed(h.ancestors(ref)[:-1])]  # [-1] is the root

@@ -1,0 +1,163 @@
+"""The worker process: two lanes over the graphs it holds, and a heartbeat (issue 15).
+
+Started by ``workers.WorkerPool`` as ``python -m tb_graph_plugin.api.worker_process``; speaks
+pickles on stdin/stdout. Messages in:
+
+- ``("job", lane, job_id, graph_key, blob, task, args, max_graphs)``: run ``tasks.TASKS[task]``
+  on the graph ``graph_key``, building it from ``blob`` (``GraphState``) when not held.
+  ``lane`` is ``"main"`` (builds, layouts: may take seconds) or ``"quick"`` (``search``,
+  ``node`` on a graph already built here): each lane is one thread, so a quick job never waits
+  for a build. A quick job whose graph is not held answers ``need_graph`` (the pool then sends
+  it to the main lane with the graph).
+- ``("ping", seq)``: answered at once ``("pong", seq, rss_bytes)`` by the reading thread,
+  whatever the lanes do (a stopped or wedged process does not answer).
+- ``None`` or EOF: finish the jobs received, then return.
+
+Messages out: ``("hello", rss_bytes)`` once ready; per job: ``("start", id)``, ``("progress", id, stage, fraction)``,
+``("need_graph", id)``, then ``("done", id, json, rss_bytes)`` or ``("failed", id, http_code,
+message, rss_bytes)``. Each stage, once reported, passes ``faults.check`` (test-only hook).
+
+Pre-condition: layout never mutates a Hierarchy (STYLE rule 5) and search/node only read it,
+so a quick job may read a graph while the main lane lays it out.
+"""
+
+from __future__ import annotations
+
+import collections
+import gc
+import os
+import pickle
+import queue
+import sys
+import threading
+import traceback
+from typing import Any, Callable
+
+from tensorboard import errors
+
+from tb_graph_plugin.api import faults, tasks
+
+__all__ = ["worker_main", "rss_bytes", "LANES"]
+
+LANES = ("main", "quick")
+
+
+def rss_bytes() -> int:
+    """This process's resident set size (Linux ``/proc/self/statm``; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class _Graphs:
+    """The built graphs, LRU by key, shared by the lanes under one lock."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._graphs: "collections.OrderedDict[Any, tasks.GraphState]" = collections.OrderedDict()
+
+    def get(self, key):
+        with self._lock:
+            state = self._graphs.get(key)
+            if state is not None:
+                self._graphs.move_to_end(key)
+            return state
+
+    def put(self, key, state, max_graphs: int) -> None:
+        with self._lock:
+            self._graphs[key] = state
+            dropped = len(self._graphs) > max_graphs
+            while len(self._graphs) > max_graphs:
+                self._graphs.popitem(last=False)
+        if dropped:
+            # Frozen objects are only freed by reference counting: collect any cycles of the
+            # dropped graphs once, then freeze what is kept again.
+            gc.unfreeze()
+            gc.collect()
+            gc.freeze()
+
+
+def _run_lane(lane: str, inbox: "queue.Queue", graphs: _Graphs, send: Callable[[Any], None]) -> None:
+    while True:
+        message = inbox.get()
+        if message is None:
+            return
+        _, _, job_id, graph_key, blob, task, args, max_graphs = message
+        send(("start", job_id))
+
+        def progress(stage: str, fraction: float, job_id=job_id, graph_key=graph_key) -> None:
+            send(("progress", job_id, stage, fraction))
+            faults.check(stage, graph_key)
+
+        try:
+            state = graphs.get(graph_key)
+            if state is None:
+                if blob is None or lane != "main":
+                    send(("need_graph", job_id))
+                    continue
+                state = tasks.GraphState(blob, progress)
+                graphs.put(graph_key, state, max_graphs)
+            send(("done", job_id, tasks.TASKS[task](state, args, progress), rss_bytes()))
+        except errors.PublicError as e:
+            send(("failed", job_id, e.http_code, str(e), rss_bytes()))
+        except Exception as e:  # noqa: BLE001 - any bug becomes a readable 500 for this job only
+            traceback.print_exc()
+            send(("failed", job_id, 500, f"{task} failed: {type(e).__name__}: {e}", rss_bytes()))
+
+
+def worker_main(receive: Callable[[], Any], send: Callable[[Any], None]) -> None:
+    """The worker loop: route jobs to their lane, answer pings; ends on EOF or None once both
+    lanes are done with what they received."""
+    send_lock = threading.Lock()
+
+    def locked_send(message) -> None:
+        with send_lock:
+            send(message)
+
+    graphs = _Graphs()
+    inboxes = {lane: queue.Queue() for lane in LANES}
+    threads = [threading.Thread(target=_run_lane, args=(lane, inboxes[lane], graphs, locked_send),
+                                name=f"lane_{lane}", daemon=True) for lane in LANES]
+    for t in threads:
+        t.start()
+    locked_send(("hello", rss_bytes()))  # imports done, no graph yet: the pool's memory baseline
+    try:
+        while True:
+            try:
+                message = receive()
+            except EOFError:
+                return
+            if message is None:
+                return
+            if message[0] == "ping":
+                locked_send(("pong", message[1], rss_bytes()))
+            else:
+                inboxes[message[1] if message[1] in inboxes else "main"].put(message)
+    finally:
+        for lane in LANES:
+            inboxes[lane].put(None)
+        for t in threads:
+            t.join()
+
+
+def _stdio_main() -> None:
+    """Entry point of a worker process: pickles in on stdin, out on the real stdout.
+
+    Anything a library prints goes to stderr, so it cannot corrupt the protocol.
+    """
+    protocol_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    protocol_in = sys.stdin.buffer
+
+    def send(message: Any) -> None:
+        pickle.dump(message, protocol_out, protocol=pickle.HIGHEST_PROTOCOL)
+        protocol_out.flush()
+
+    worker_main(lambda: pickle.load(protocol_in), send)
+
+
+if __name__ == "__main__":
+    _stdio_main()
