@@ -144,6 +144,7 @@ class SceneNode:
     extracted: bool = False  # drawn in a side column (auxiliary node)
     of: Optional[str] = None  # for embeddings, bridges, stubs: the node they stand beside / for
     artificial: bool = False  # a group made by splitting a wide group (``adam [1-1000]``), not a scope
+    inferred: str = ""  # "name": recovered from layer-name indices; "dataflow": a region of the dataflow; "" otherwise
 
 
 @dataclasses.dataclass
@@ -212,6 +213,7 @@ class NodeDetails:
     series: Optional[str] = None
     template: Optional[str] = None
     stats: Optional[dict[str, Any]] = None  # compute time, memory, device from a profile
+    inferred: str = ""  # as SceneNode.inferred: how a group that is no scope was found
     version: int = WIRE_VERSION
 
 

@@ -81,7 +81,7 @@ def node_details(h: Hierarchy, ref: NodeRef,
         device = max(g.device_histogram, key=g.device_histogram.get) if g.device_histogram else None
         return {"name": g.name, "kind": g.kind, "op": None, "device": device, "attrs": attrs,
                 "inputs": ins, "outputs": outs, "cardinality": g.cardinality,
-                "series": series_name, "template": g.template, "stats": stats}
+                "series": series_name, "template": g.template, "stats": stats, "inferred": g.inferred}
     slim = h.slim
     attrs = []
     node_def = slim.node_defs[i]

@@ -61,6 +61,7 @@ export interface SceneNode {
   extracted: boolean;
   of: string | null;
   artificial: boolean; // a group made by splitting a wide group ("adam [1-1000]"), not a scope
+  inferred: "" | "name" | "dataflow"; // a group found from layer-name indices or the dataflow, not a scope
 }
 
 export interface SceneEdge {
@@ -132,6 +133,7 @@ export interface NodeDetails {
   series: string | null;
   template: string | null;
   stats: Record<string, unknown> | null;
+  inferred: "" | "name" | "dataflow";
   version: number;
 }
 

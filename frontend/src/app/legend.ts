@@ -19,6 +19,13 @@ export function renderLegend(box: HTMLElement, colorer: Colorer, model: SceneMod
     box.appendChild(el("div", { "data-legend-edge": "reversed" }, sw, el("span", { text: "edge reversed to break a cycle" })));
     edgeEntries++;
   }
+  if (model?.nodes.some((n) => n.inferred)) {
+    const sw = el("span", { className: "gx-edge-swatch" });
+    sw.style.borderTop = `2px dashed ${pal.metaStroke}`;
+    box.appendChild(el("div", { "data-legend-node": "inferred" }, sw,
+      el("span", { text: "dashed box: group inferred from layer names or dataflow" })));
+    edgeEntries++;
+  }
   box.classList.toggle("gx-on", entries.length + edgeEntries > 0);
   document.body.dataset.legendEntries = String(entries.length);
   document.body.dataset.legendEdgeEntries = String(edgeEntries);

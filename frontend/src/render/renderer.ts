@@ -294,7 +294,9 @@ export class Renderer {
     const [stroke, lw] = this.strokeFor(n, st, this.palette.metaStroke);
     ctx.strokeStyle = stroke;
     ctx.lineWidth = lw / k;
+    if (n.inferred) ctx.setLineDash(INFERRED_DASH.map((d) => d / k));
     ctx.stroke();
+    ctx.setLineDash([]);
     // header: collapse control + label
     const fs = 9;
     if (fs * k >= MIN_LABEL_PX && n.width * k > 24) {
@@ -345,7 +347,9 @@ export class Renderer {
       case "meta":
         roundRect(ctx, x0, y0, w, h, Math.min(5, h / 3));
         ctx.fill();
+        if (n.inferred) ctx.setLineDash(INFERRED_DASH.map((d) => d / k));
         ctx.stroke();
+        ctx.setLineDash([]);
         break;
       case "series": {
         const off = Math.min(3, h / 5);
@@ -519,6 +523,9 @@ function arrow(path: Path2D, from: number[], to: number[], size: number): void {
   path.lineTo(to[0] - ux * size + uy * size * 0.5, to[1] - uy * size - ux * size * 0.5);
   path.closePath();
 }
+
+/** Outline dashes (screen px) of groups that are no scope but were inferred (names or dataflow). */
+export const INFERRED_DASH = [5, 3];
 
 export function roundRect(ctx: CanvasRenderingContext2D, x: number, y: number, w: number, h: number, r: number): void {
   r = Math.max(0, Math.min(r, w / 2, h / 2));

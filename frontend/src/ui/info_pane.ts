@@ -65,6 +65,8 @@ export function renderInfo(box: HTMLElement, d: NodeDetails, act: InfoActions): 
       ["ops inside", d.kind === "meta" || d.kind === "series" || d.cardinality > 1 ? String(d.cardinality) : null],
       ["series", d.series],
       ["template", d.template],
+      ["grouped by", d.inferred === "name" ? "indices in its layers' names (inferred)"
+        : d.inferred === "dataflow" ? "dataflow: a region between two cut points (inferred)" : null],
     ]),
   );
   if (d.stats && Object.keys(d.stats).length) {

@@ -147,6 +147,7 @@ def _scene_node(h, p, x, y, parent: Optional[str], expanded: bool) -> wire.Scene
         node.compute_time_us = g.compute_time_us
         node.memory_bytes = g.memory_bytes
         node.artificial = is_artificial(g)
+        node.inferred = g.inferred
     return node
 
 
