@@ -77,3 +77,25 @@ def test_summary_on_a_damaged_event_file_keeps_the_graph_after_the_damage(real_l
     # An intact file still goes through TensorBoard's own reader, silently.
     assert main(["summary", str(src), "--compact"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_summary_tree_nests_every_group_with_kind_series_and_inference(real_logs, capsys):
+    out = _summary(capsys, str(real_logs.get("keras_bert_encoder_trace")), "--tree")
+    tree = out["tree"]
+    assert tree["name"] == "__root__" and tree["cardinality"] == out["main_ops"]
+
+    def walk(node):
+        yield node
+        for child in node["children"]:
+            yield from walk(child)
+
+    groups = list(walk(tree))
+    assert len(groups) == out["groups"] + 1  # every group once, and the root
+    (layers,) = [g for g in groups if g["series"] and g["series"]["kind"] == "block"]
+    assert layers["label"] == "layer_[0-11]" and layers["series"]["members"] == 12
+    assert [c["label"] for c in layers["children"]] == [f"layer_{i}" for i in range(12)]
+    assert {c["inferred"] for c in layers["children"]} == {"name"}
+    assert len({c["template"] for c in layers["children"]}) == 1
+    assert all(g["cardinality"] >= g["ops"] for g in groups)
+    without = _summary(capsys, str(real_logs.get("keras_bert_encoder_trace")))
+    assert "tree" not in without
