@@ -57,6 +57,8 @@ EXPECTED: dict[str, dict[str, dict[str, set[str]]]] = {
     "keras_inceptionv3_trace": {"keras_inceptionv3_trace": {OP_GRAPH: {"forward"}}},
     "keras_mobilenetv2_trace": {"keras_mobilenetv2_trace": {OP_GRAPH: {"forward"}}},
     "keras_bert_encoder_trace": {"keras_bert_encoder_trace": {OP_GRAPH: {"forward"}}},
+    "keras_xception_trace": {"keras_xception_trace": {OP_GRAPH: {"forward"}}},
+    "keras_efficientnetb0_trace": {"keras_efficientnetb0_trace": {OP_GRAPH: {"forward"}}},
     "hf_gpt2": {"hf_gpt2": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
 }
 
@@ -341,6 +343,34 @@ def write_keras_mobilenetv2_trace(outdir: Path, layers: int | None = None) -> Pa
     x = np.random.rand(1, 64, 64, 3).astype("float32")
     return _keras_trace_with_blocks(fresh_run_dir(Path(outdir) / "keras_mobilenetv2_trace"), model, x,
                                     _blocks_by_prefix(r"(block_\d+)_"))
+
+
+def write_keras_xception_trace(outdir: Path, layers: int | None = None) -> Path:
+    """``keras.applications.Xception(weights=None)`` at 71x71 traced as ``forward`` (its shortcut
+    convs and adds carry Keras default names: blocks are completed from the dataflow)."""
+    _quiet_tf()
+    import keras
+    import numpy as np
+
+    keras.utils.set_random_seed(0)
+    model = keras.applications.Xception(weights=None, input_shape=(71, 71, 3))
+    x = np.random.rand(1, 71, 71, 3).astype("float32")
+    return _keras_trace_with_blocks(fresh_run_dir(Path(outdir) / "keras_xception_trace"), model, x,
+                                    _blocks_by_prefix(r"(block\d+)_"))
+
+
+def write_keras_efficientnetb0_trace(outdir: Path, layers: int | None = None) -> Path:
+    """``keras.applications.EfficientNetB0(weights=None)`` at 64x64 traced as ``forward`` (blocks
+    ``block2a``, ``block2b`` ... inside stages ``block2`` ...)."""
+    _quiet_tf()
+    import keras
+    import numpy as np
+
+    keras.utils.set_random_seed(0)
+    model = keras.applications.EfficientNetB0(weights=None, input_shape=(64, 64, 3))
+    x = np.random.rand(1, 64, 64, 3).astype("float32")
+    return _keras_trace_with_blocks(fresh_run_dir(Path(outdir) / "keras_efficientnetb0_trace"), model, x,
+                                    _blocks_by_prefix(r"(block\d+[a-z])_"))
 
 
 def _bert_encoder(layers: int, width: int = 32, heads: int = 2, seq: int = 8, vocab: int = 64):
@@ -640,6 +670,8 @@ WRITERS: dict[str, Callable[..., Path]] = {
     "keras_inceptionv3_trace": write_keras_inceptionv3_trace,
     "keras_mobilenetv2_trace": write_keras_mobilenetv2_trace,
     "keras_bert_encoder_trace": write_keras_bert_encoder_trace,
+    "keras_xception_trace": write_keras_xception_trace,
+    "keras_efficientnetb0_trace": write_keras_efficientnetb0_trace,
     "hf_gpt2": write_hf_gpt2,
 }
 

@@ -9,7 +9,8 @@ only taken along as glue (below):
 
 * a child label is split on ``_`` and ``.``; an *index token* is a number (``layer_3_x``,
   ``encoder.layer.3.x``, ``h.3``), a word ending in a number with at most one letter of
-  sub-index (``conv2``, ``block1a``, ``mixed5``, ``Conv1``) or a bracketed index
+  sub-index (``conv2``, ``block1a``, ``mixed5``, ``Conv1``; a lettered one also proposes its
+  stage, ``block2`` for ``block2a``, kept when the siblings show two letters) or a bracketed index
   (``Layer[3]``). Every prefix ending in an index token is a *candidate*:
   ``stage_0_block_2_conv`` proposes ``stage_0`` and ``stage_0_block_2``; ``mixed9``
   proposes itself (the layer that names a block belongs to it);
@@ -73,6 +74,8 @@ def candidate_prefixes(label: str) -> list[tuple[str, str]]:
         tok = parts[i]
         if _INDEX(tok):
             family += _INDEX_VALUE(tok)
+            if tok[-1].isalpha():  # block2a: the stage block2 first (kept only if block2b exists)
+                out.append((label[:end + len(tok) - 1], family))
             out.append((label[:end + len(tok)], family))
         else:
             family += tok
@@ -132,6 +135,15 @@ def _kept_chains(h: Hierarchy, labels: list[str], memo: dict) -> list[list[str]]
         if chain is None:
             chain = memo[x] = candidate_prefixes(x) if _HAS_DIGIT(x) else []
         proposed.append(chain)
+    # A stage proposed by a lettered index (block2 from block2a) stands only when its
+    # siblings show two letters (block2a, block2b): conv2d never makes a stage conv2.
+    letters: dict[str, set[str]] = {}
+    for chain in proposed:
+        for (p, _), (q, _) in zip(chain, chain[1:]):
+            if len(q) == len(p) + 1 and q.startswith(p) and q[-1].isalpha():
+                letters.setdefault(p, set()).add(q[-1])
+    stages = {p for p, found in letters.items() if len(found) >= 2}
+    proposed = [[(p, f) for p, f in chain if p not in letters or p in stages] for chain in proposed]
     members: Counter = Counter(p for chain in proposed for p, _ in chain)
     total = len(labels)
     sized: dict[str, str] = {}  # prefix -> family, for prefixes passing the size rules

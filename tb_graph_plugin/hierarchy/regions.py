@@ -15,6 +15,9 @@ layer in dataflow order. A region holding more than half of the group's children
 structures nothing (a PyTorch model's body between its embedding and its output) and is
 not made.
 
+A region holding exactly one block made from names (Xception's ``block2``: its separable
+convs are named, its shortcut conv, batch norm and ``add`` are not; ``block5`` and the
+``add_3`` after it) completes that block, whatever its size, instead of becoming a new group: the author's name stays, the dataflow says what belongs.
 Where names and dataflow both apply, names win: this phase runs after phase 2 and only on
 groups that still have at least ``region_min_children`` children, so a ResNet's blocks come
 from ``conv2_block1_*`` (they are also regions: an identity block is everything between two
@@ -61,8 +64,13 @@ def infer_regions(h: Hierarchy) -> int:
 def _regions_in_group(h: Hierarchy, g) -> int:
     children = g.children
     succ = child_graph(h, g.id)
-    regions = [(r, e) for r, e in dominator_regions(succ)
-               if h.options.region_min_size <= len(r) <= len(children) // 2]
+    n = h.n_ops
+
+    def named(members):
+        return [k for k in members if children[k] >= n and h.groups[children[k] - n].inferred == "name"]
+
+    regions = [(r, e) for r, e in dominator_regions(succ) if 2 <= len(r) <= len(children) // 2
+               and (len(r) >= h.options.region_min_size or len(named(r)) == 1)]
     if not regions:
         return 0
     contraction = Contraction(succ)  # regions are convex; checked anyway (post-condition)
@@ -73,6 +81,12 @@ def _regions_in_group(h: Hierarchy, g) -> int:
     region_of = {}
     made = []
     for members, exit_pos in regions:
+        block = named(members)
+        if len(block) == 1:  # the block names made, completed by what its dataflow holds
+            region_of.update((k, h.groups[children[block[0]] - n]) for k in members if k != block[0])
+            continue
+        if len(members) < h.options.region_min_size:
+            continue
         layers = [k for k in members if children[k] >= h.n_ops]  # members in dataflow order
         if exit_pos >= 0 and children[exit_pos] >= h.n_ops:
             label = labels[exit_pos]
@@ -93,9 +107,9 @@ def _regions_in_group(h: Hierarchy, g) -> int:
         if sub is None:
             new_children.append(c)
             continue
-        if not sub.children:
+        if not sub.children and sub.inferred == "dataflow":
             new_children.append(sub.id)  # the region takes its first member's place
         sub.children.append(c)
         h.set_parent(c, sub.id)
-    g.children = new_children
+    g.children = new_children  # a completed named block keeps its layers first, then what joined
     return len(made)

@@ -22,7 +22,7 @@ from tb_graph_plugin.layout.scene.first_view import first_view_expanded
 from tests.hierarchy.invariants import check_invariants
 
 KERAS_ARCHS = ["keras_resnet50_trace", "keras_inceptionv3_trace", "keras_mobilenetv2_trace",
-               "keras_bert_encoder_trace"]
+               "keras_bert_encoder_trace", "keras_xception_trace", "keras_efficientnetb0_trace"]
 ACYCLIC_ARCHS = KERAS_ARCHS + ["torch_transformer", "hf_gpt2"]
 
 _CACHE: dict = {}
@@ -105,6 +105,13 @@ def test_named_architectures_read_as_their_authors_draw_them(real_logs):
     assert all(inception.group(g).inferred == "dataflow" for g in inception.group_index
                if inception.label(g) == "mixed3")
     assert len(labels) < 40  # was 300 flat layers and series across modules
+    xception, _ = _built(real_logs, "keras_xception_trace")
+    flow = [xception.label(c) for c in xception.children("xception_1")]
+    assert flow[:4] == ["block1", "block2", "block3", "block4"] and "block[5-12]" in flow  # middle flow
+    efficientnet, _ = _built(real_logs, "keras_efficientnetb0_trace")
+    stage = efficientnet.group(efficientnet.parent(efficientnet.id_of(
+        next(g.name for g in efficientnet.groups if g.label == "block2b"))))
+    assert stage.label == "block2" and [efficientnet.label(c) for c in stage.children] == ["block2a", "block2b"]
 
 
 @pytest.mark.parametrize("kind", ACYCLIC_ARCHS)

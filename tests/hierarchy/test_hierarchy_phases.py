@@ -137,7 +137,7 @@ def test_candidate_prefixes_read_how_frameworks_write_indices():
     assert prefixes("layer_3_attention") == ["layer_3"]
     assert prefixes("encoder_3_ffn_norm") == ["encoder_3"]
     assert prefixes("block_1_expand_BN") == ["block_1"]
-    assert prefixes("block1a_dwconv") == ["block1a"]
+    assert prefixes("block1a_dwconv") == ["block1", "block1a"]  # the stage, then the block
     assert prefixes("stage_0_block_2_conv") == ["stage_0", "stage_0_block_2"]
     assert prefixes("conv2_block1_2_bn") == ["conv2", "conv2_block1", "conv2_block1_2"]
     assert prefixes("mixed5") == ["mixed5"] and prefixes("mixed9_0") == ["mixed9", "mixed9_0"]
