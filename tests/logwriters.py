@@ -319,57 +319,38 @@ def write_keras_resnet50_trace(outdir: Path, layers: int | None = None) -> Path:
     return _resnet50_forward_trace(fresh_run_dir(Path(outdir) / "keras_resnet50_trace"))
 
 
-def write_keras_inceptionv3_trace(outdir: Path, layers: int | None = None) -> Path:
-    """``keras.applications.InceptionV3(weights=None)`` at 75x75 traced as ``forward`` (~2.2k nodes)."""
+def _keras_application_trace(outdir: Path, kind: str, app: str, size: int, blocks) -> Path:
+    """``keras.applications.<app>(weights=None)`` at ``size`` x ``size`` traced as ``forward``."""
     _quiet_tf()
     import keras
     import numpy as np
 
     keras.utils.set_random_seed(0)
-    model = keras.applications.InceptionV3(weights=None, input_shape=(75, 75, 3))
-    x = np.random.rand(1, 75, 75, 3).astype("float32")
-    return _keras_trace_with_blocks(fresh_run_dir(Path(outdir) / "keras_inceptionv3_trace"), model, x,
-                                    _inception_modules)
+    model = getattr(keras.applications, app)(weights=None, input_shape=(size, size, 3))
+    x = np.random.rand(1, size, size, 3).astype("float32")
+    return _keras_trace_with_blocks(fresh_run_dir(Path(outdir) / kind), model, x, blocks)
+
+
+def write_keras_inceptionv3_trace(outdir: Path, layers: int | None = None) -> Path:
+    """InceptionV3 at 75x75 (~2.2k nodes); its modules read from the Keras functional graph."""
+    return _keras_application_trace(outdir, "keras_inceptionv3_trace", "InceptionV3", 75, _inception_modules)
 
 
 def write_keras_mobilenetv2_trace(outdir: Path, layers: int | None = None) -> Path:
-    """``keras.applications.MobileNetV2(weights=None)`` at 64x64 traced as ``forward`` (~1.1k nodes)."""
-    _quiet_tf()
-    import keras
-    import numpy as np
-
-    keras.utils.set_random_seed(0)
-    model = keras.applications.MobileNetV2(weights=None, input_shape=(64, 64, 3))
-    x = np.random.rand(1, 64, 64, 3).astype("float32")
-    return _keras_trace_with_blocks(fresh_run_dir(Path(outdir) / "keras_mobilenetv2_trace"), model, x,
+    """MobileNetV2 at 64x64 (~1.1k nodes): blocks ``block_{i}_*``."""
+    return _keras_application_trace(outdir, "keras_mobilenetv2_trace", "MobileNetV2", 64,
                                     _blocks_by_prefix(r"(block_\d+)_"))
 
 
 def write_keras_xception_trace(outdir: Path, layers: int | None = None) -> Path:
-    """``keras.applications.Xception(weights=None)`` at 71x71 traced as ``forward`` (its shortcut
-    convs and adds carry Keras default names: blocks are completed from the dataflow)."""
-    _quiet_tf()
-    import keras
-    import numpy as np
-
-    keras.utils.set_random_seed(0)
-    model = keras.applications.Xception(weights=None, input_shape=(71, 71, 3))
-    x = np.random.rand(1, 71, 71, 3).astype("float32")
-    return _keras_trace_with_blocks(fresh_run_dir(Path(outdir) / "keras_xception_trace"), model, x,
-                                    _blocks_by_prefix(r"(block\d+)_"))
+    """Xception at 71x71: blocks ``block{k}_*``; its shortcut convs and adds carry Keras default
+    names, so the blocks are completed from the dataflow."""
+    return _keras_application_trace(outdir, "keras_xception_trace", "Xception", 71, _blocks_by_prefix(r"(block\d+)_"))
 
 
 def write_keras_efficientnetb0_trace(outdir: Path, layers: int | None = None) -> Path:
-    """``keras.applications.EfficientNetB0(weights=None)`` at 64x64 traced as ``forward`` (blocks
-    ``block2a``, ``block2b`` ... inside stages ``block2`` ...)."""
-    _quiet_tf()
-    import keras
-    import numpy as np
-
-    keras.utils.set_random_seed(0)
-    model = keras.applications.EfficientNetB0(weights=None, input_shape=(64, 64, 3))
-    x = np.random.rand(1, 64, 64, 3).astype("float32")
-    return _keras_trace_with_blocks(fresh_run_dir(Path(outdir) / "keras_efficientnetb0_trace"), model, x,
+    """EfficientNetB0 at 64x64: blocks ``block2a``, ``block2b`` ... inside stages ``block2`` ..."""
+    return _keras_application_trace(outdir, "keras_efficientnetb0_trace", "EfficientNetB0", 64,
                                     _blocks_by_prefix(r"(block\d+[a-z])_"))
 
 

@@ -90,20 +90,7 @@ def graph_from_metaedges(h: Hierarchy, gid: int) -> list[set[int]]:
 
 def is_acyclic(succ: Sequence[Iterable[int]]) -> bool:
     """True when the graph has no directed cycle (Kahn's algorithm)."""
-    indeg = [0] * len(succ)
-    for s in succ:
-        for j in s:
-            indeg[j] += 1
-    stack = [k for k, d in enumerate(indeg) if d == 0]
-    seen = 0
-    while stack:
-        k = stack.pop()
-        seen += 1
-        for j in succ[k]:
-            indeg[j] -= 1
-            if indeg[j] == 0:
-                stack.append(j)
-    return seen == len(succ)
+    return _topological(succ) is not None
 
 
 class Contraction:
