@@ -158,7 +158,7 @@ def _kept_chains(h: Hierarchy, labels: list[str], memo: dict) -> list[list[str]]
     return [[p for p, _ in chain if p in sized and family_size[sized[p]] >= 2] for chain in proposed]
 
 
-def _reach(succ, start, within, limit=None) -> set[int]:
+def _reach(succ, start, within) -> set[int]:
     """Positions reachable from ``start`` (excluded unless on a cycle), inside ``within``."""
     seen: set[int] = set()
     stack = [j for k in start for j in succ[k]]
@@ -216,23 +216,17 @@ def _accepted(h: Hierarchy, gid: int, chains: list[list[str]]) -> list[list[str]
                 queue.sort(key=lambda q: -len(positions[q]))
 
     decide(top, None, {k for p in positions for k in positions[p]})
+    parent = {q: o for o, qs in inner.items() for q in qs}
     out = []
     for k, chain in enumerate(chains):
-        kept = [p for p in chain if p in accepted]
-        if k in absorbed and not kept:
-            outer = absorbed[k]  # the glue op goes where its absorber is, at any depth
-            kept = _path_to(outer, inner, top)
-        out.append(kept)
+        if k in absorbed:  # glue goes where its (innermost) absorber is, under all its ancestors
+            path = [absorbed[k]]
+            while path[-1] in parent:
+                path.append(parent[path[-1]])
+            out.append(path[::-1])
+        else:
+            out.append([p for p in chain if p in accepted])
     return out
-
-
-def _path_to(p: str, inner: dict[str, list[str]], top: list[str]) -> list[str]:
-    """The candidates from the outermost down to ``p``."""
-    parent = {q: o for o, qs in inner.items() for q in qs}
-    path = [p]
-    while path[-1] in parent:
-        path.append(parent[path[-1]])
-    return path[::-1]
 
 
 def _infer_in_group(h: Hierarchy, g, auto: bool, memo: dict) -> int:

@@ -115,3 +115,23 @@ def test_regression_roles_across_layers_are_no_block_series():
     h = _graph(nodes)
     assert not h.series_nodes()
     assert all(is_acyclic(graph_from_metaedges(h, g.id)) for g in h.groups)
+
+
+def test_regression_glue_inside_a_stage_goes_into_the_block_it_sits_in():
+    # conv2_x (a layer of stage conv2, of no block) lies between conv2_block1_a and _b: the
+    # block takes it in, or the block would be no convex part of the stage
+    nodes, src = [("m/x", "Placeholder", [])], "m/x"
+    for stage in (2, 3, 4):
+        for block in (1, 2):
+            p = f"m/conv{stage}_block{block}"
+            nodes += [(f"{p}_a/op", "Conv2D", [src])]
+            mid = f"{p}_a/op"
+            if (stage, block) == (2, 1):
+                nodes += [("m/conv2_x/op", "Relu", [mid])]
+                mid = "m/conv2_x/op"
+            nodes += [(f"{p}_b/op", "Relu", [mid])]
+            src = f"{p}_b/op"
+    nodes += [(f"m/head{k}/op", "Relu", [src]) for k in range(2)]
+    h = _graph(nodes)
+    assert h.name_of(h.parent("m/conv2_x")) == "m/conv2_block1"
+    assert all(is_acyclic(graph_from_metaedges(h, g.id)) for g in h.groups)
