@@ -176,7 +176,9 @@ def _accepted(h: Hierarchy, gid: int, chains: list[list[str]]) -> list[list[str]
 
     A candidate that is not convex only because of siblings no candidate claims (the
     residual ``Add`` between a Keras layer's attention and its norm lives at model level)
-    takes them in: its convex hull (what lies on a path from it back to it) is tried.
+    takes them in: its convex hull (what lies on a path from it back to it) is tried, when
+    the glue is no bigger than the named part (a name whose layers lie far apart must not
+    swallow what lies between them).
     """
     positions: dict[str, list[int]] = {}
     inner: dict[str, list[str]] = {}  # candidate -> candidates directly inside it
@@ -203,8 +205,9 @@ def _accepted(h: Hierarchy, gid: int, chains: list[list[str]]) -> list[list[str]
             members = positions[p]
             hull = _reach(succ, members, within) & _reach(pred, members, within)
             glue = hull.difference(members)
-            if glue and (glue & claimed_here or any(g in contraction.block_of for g in glue)):
-                glue = set()  # it would take a sibling's member: try it as it is
+            if glue and (len(glue) > len(members) or glue & claimed_here
+                         or any(g in contraction.block_of for g in glue)):
+                glue = set()  # more glue than block, or a sibling's member: try it as it is
             if contraction.try_add(members + sorted(glue)):
                 accepted.add(p)
                 for g in glue:
