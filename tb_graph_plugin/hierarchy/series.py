@@ -9,7 +9,10 @@ Block series generalize this to groups (ours): sibling groups whose labels diffe
 number (``TransformerEncoderLayer[0..5]``, ``layers.0..N``, ``Block[i]``, ``block1..N``,
 ``transformer_block_1.._N``, other digit runs fixed), whose numbers are consecutive and
 whose structural hash (phase 5) is equal form ``prefix[a-b]suffix`` when the run has at
-least ``block_series_min_size`` members.
+least ``block_series_min_size`` members. Labels are read as layer names: when most siblings
+share a trailing uniquifier (a Keras 3 trace calls layer ``encoder_block_1``'s scope
+``encoder_block_1_2``), each label's last ``_<n>`` is dropped first, and a bare
+``encoder_block`` is index 0 of ``encoder_block_1..`` (the stock op rule's ``add``).
 
 Pre-condition: op series - scopes built; block series - templates hashed.
 Block series re-route their parent's metaedges (a member-to-member metaedge moves into
@@ -39,6 +42,7 @@ from __future__ import annotations
 import re
 
 from tb_graph_plugin.hierarchy.dataflow import Contraction, child_graph, graph_from_metaedges, series_shape
+from tb_graph_plugin.hierarchy.infer import shared_uniquifier
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge, SeriesNode
 from tb_graph_plugin.hierarchy.scopes import add_group
 
@@ -46,6 +50,7 @@ __all__ = ["detect_op_series", "detect_block_series"]
 
 _OP_SERIES = re.compile(r"(\D*)(\d+)$")  # matched from the label's start (``match(name, pos)``)
 _DIGITS = re.compile(r"(\d+)")
+_UNIQUIFIER = re.compile(r"_\d+$")
 
 
 def _runs(items: list[tuple[int, int]], min_size: int) -> list[list[tuple[int, int]]]:
@@ -196,11 +201,21 @@ def detect_block_series(h: Hierarchy) -> list:
         if len(groups_here) < min_size:
             continue
         keyed: dict[tuple, list[tuple[int, int]]] = {}
-        for c in groups_here:
-            parts = _DIGITS.split(h.label(c))
+        labels = [h.label(c) for c in groups_here]
+        if shared_uniquifier(labels):  # a Keras 3 trace: scope encoder_block_1_2 is layer encoder_block_1
+            labels = [_UNIQUIFIER.sub("", x) for x in labels]
+        bare = []
+        for c, label in zip(groups_here, labels):
+            parts = _DIGITS.split(label)
+            if len(parts) == 1:
+                bare.append((c, label))
             for p in range(1, len(parts), 2):
                 key = (tuple(parts[:p]), tuple(parts[p + 1:]), h.groups[c - n].structure_hash)
                 keyed.setdefault(key, []).append((int(parts[p]), c))
+        for c, label in bare:  # encoder_block before encoder_block_1 .. _5 is index 0 (stock: add, add_1)
+            key = ((label + "_",), ("",), h.groups[c - n].structure_hash)
+            if key in keyed:
+                keyed[key].append((0, c))
         claimed: set[int] = set()
         runs = []
         for key, items in keyed.items():

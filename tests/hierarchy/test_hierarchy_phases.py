@@ -218,3 +218,18 @@ def test_node_details_fields_and_elided_attrs():
     assert grp["kind"] == "meta" and grp["cardinality"] == 1 and grp["inputs"][0]["name"] == "x"
     to_json(NodeDetails(**m))
     to_json(NodeDetails(**grp))
+
+
+def test_block_series_reads_keras_trace_scopes_as_layer_names():
+    # a Keras 3 trace runs layer encoder_block in scope encoder_block_1, layer encoder_block_1
+    # in encoder_block_1_2, layer encoder_block_2 in encoder_block_2_1, ...
+    scopes = ["encoder_block_1", "encoder_block_1_2"] + [f"encoder_block_{k}_1" for k in range(2, 6)]
+    nodes, src = [("m/embedding_1/op", "Gather", [])], "m/embedding_1/op"
+    for scope in scopes:
+        nodes += _block(f"m/{scope}", src)
+        src = f"m/{scope}/relu"
+    nodes += [("m/dense_1/op", "MatMul", [src])]
+    h = _h(nodes)
+    (s,) = h.series_nodes()
+    assert s.label == "encoder_block_[0-5]"
+    assert h.child_names(s.id) == [f"m/{scope}" for scope in scopes]  # members keep their names
