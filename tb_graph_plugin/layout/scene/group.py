@@ -35,6 +35,7 @@ from tb_graph_plugin.layout.scene.placed import (
     reserved,
     spread,
 )
+from tb_graph_plugin.layout.scene.pack import components, pack_layout, should_pack
 from tb_graph_plugin.layout.scene.series import layout_series
 from tb_graph_plugin.layout.scene.stubs import cut_long_edges
 
@@ -125,7 +126,17 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
     annex_edges: list[PlacedEdge] = []
     lgraph, edge_meta, bridges = _bridge_graph(h, group, core, bounds, sizes, o, annex, carriers, hubs)
     lgraph, edge_meta, stubs = cut_long_edges(lgraph, edge_meta, o.stub_min_span, o.stub_size)
-    res = layout(lgraph, o.layout)
+    comps = components(lgraph, frozenset(bridges.values()))
+    packed = should_pack(comps, len(bridges), o)
+    if packed:  # a grid of components; bridges become a stub per component (pack.py)
+        def lid_name(lid: str) -> str:
+            return h.name_of(int(lid)) if lid.isdigit() else (h.name_of(int(lid[1:])) if lid[0] == "f" else "~" + lid)
+
+        res, edge_meta, more = pack_layout(lgraph, edge_meta, bridges, comps, o, lid_name)
+        stubs = stubs + more
+        bridges = {}
+    else:
+        res = layout(lgraph, o.layout)
     # side columns
     sep = max(o.layout.nodesep * 2, o.embedding_gap)
 
@@ -204,7 +215,8 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
         sx, sy = res.positions[lid]
         sw, sh = o.stub_size
         arrow = "\u2192 " if key[2] == "out" else "\u2190 "
-        nodes.append(PlacedNode(name_of(key), NodeKind.STUB, sx + x0, sy + y0, sw, sh, of=name_of(other),
+        of = h.name_of(other[2]) if isinstance(other, tuple) and other[0] == "bridge" else name_of(other)
+        nodes.append(PlacedNode(name_of(key), NodeKind.STUB, sx + x0, sy + y0, sw, sh, of=of,
                                 label=arrow + label_of(other)))
         box[key] = (sx + x0, sy + y0, sw, sh)
     edges = []
@@ -218,5 +230,5 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
         pts = [list(p) for p in attach_ends(pts, sb, tb)]
         edges.append(PlacedEdge(name_of(s), name_of(t), pts, kind, size, count, base, reversed=back))
     edges.extend(annex_edges)
-    return GroupLayout(width, height, nodes, edges, engine=res.engine_used.value,
+    return GroupLayout(width, height, nodes, edges, engine="pack" if packed else res.engine_used.value,
                        seconds=res.timings.get("total", 0.0))
