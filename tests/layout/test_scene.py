@@ -230,7 +230,8 @@ def _skip_graph_hierarchy(length: int = 30):
 
 def test_long_skip_edges_become_stubs():
     h = _skip_graph_hierarchy()
-    scene = build_scene(h, REF, ["net"], cache=LayoutCache())
+    o = SceneOptions(fold_aspect=float("inf"))  # the long-edge rule alone (folding a tall chain: test_scene_pack.py)
+    scene = build_scene(h, REF, ["net"], o, cache=LayoutCache())
     check_scene(h, scene)
     stubs = {n.name: n for n in scene.nodes if n.kind == wire.NodeKind.STUB}
     assert len(stubs) == 2
@@ -239,10 +240,10 @@ def test_long_skip_edges_become_stubs():
     out_stub = next(n for n in stubs.values() if n.of == "net/tail")
     assert [e for e in scene.edges if (e.source, e.target) == ("net/head", out_stub.name)]
     assert out_stub.label.endswith("tail")
-    uncut = build_scene(h, REF, ["net"], SceneOptions(stub_min_span=0), cache=LayoutCache())
+    uncut = build_scene(h, REF, ["net"], SceneOptions(stub_min_span=0, fold_aspect=float("inf")), cache=LayoutCache())
     assert not [n for n in uncut.nodes if n.kind == wire.NodeKind.STUB]
     assert [e for e in uncut.edges if (e.source, e.target) == ("net/head", "net/tail")]
-    short = build_scene(_skip_graph_hierarchy(10), REF, ["net"], cache=LayoutCache())
+    short = build_scene(_skip_graph_hierarchy(10), REF, ["net"], o, cache=LayoutCache())
     assert not [n for n in short.nodes if n.kind == wire.NodeKind.STUB]
 
 

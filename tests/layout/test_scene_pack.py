@@ -116,3 +116,56 @@ def test_every_view_of_the_real_logs_within_1_to_10(real_logs, kind):
     h = build_hierarchy(build_slim_graph(load_graph_def(str(real_logs.get(kind)))))
     bad = [(name, round(w), round(hh)) for name, w, hh, _ in graph_views(h, depth=3) if aspect(w, hh) > 10]
     assert bad == []
+
+
+def _chain_hierarchy(n: int = 40):
+    """A real TF graph: a chain of ``n`` scopes ``block_<letters>`` (one op each) in ``model``."""
+    import tensorflow as tf
+    from tensorboard.compat.proto import graph_pb2
+
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, shape=(4,), name="x")
+        with tf.name_scope("model"):
+            for i in range(n):
+                with tf.name_scope(f"block_{_letters(i)}"):
+                    x = tf.math.sin(x, name="sin")
+        tf.identity(x, name="out")
+    gd = graph_pb2.GraphDef.FromString(g.as_graph_def().SerializeToString())
+    return build_hierarchy(build_slim_graph(gd))
+
+
+def test_a_tall_chain_folds_into_bands_joined_by_stubs():
+    """Regression (issue 11): InceptionV3's model group, a chain of 27 modules, was 110 x 1,326 px."""
+    h = _chain_hierarchy()
+    o = SceneOptions()
+    scene = build_scene(h, REF, ["model"], options=o)
+    check_scene(h, scene, o)
+    model = next(n for n in scene.nodes if n.name == "model")
+    assert aspect(model.width, model.height) <= 3.0, (model.width, model.height)
+    blocks = [n for n in scene.nodes if n.parent == "model" and n.kind == wire.NodeKind.META]
+    assert len(blocks) == 40 and len({round(b.x) for b in blocks}) >= 2
+    # every block still reaches the next: directly, or through a stub pair naming each other
+    kind = {n.name: n.kind for n in scene.nodes}
+    of = {n.name: n.of for n in scene.nodes}
+    for i in range(39):
+        a, b = f"model/block_{_letters(i)}", f"model/block_{_letters(i + 1)}"
+        direct = any(e.source == a and e.target == b for e in scene.edges)
+        cut = (any(e.source == a and kind[e.target] == wire.NodeKind.STUB and of[e.target] == b for e in scene.edges)
+               and any(e.target == b and kind[e.source] == wire.NodeKind.STUB and of[e.source] == a for e in scene.edges))
+        assert direct or cut, (a, b)
+    # flow order: band 0 (where the flow starts) on the left
+    first, last = blocks[0], blocks[-1]
+    by_name = {n.name: n for n in blocks}
+    assert by_name["model/block_aa"].x < by_name[f"model/block_{_letters(39)}"].x
+
+
+def test_many_bridges_wrap_into_rows_below_the_header():
+    """Regression (issue 11): the gradient tape of a 128-layer transformer had ~1,600 outputs on one
+    border row: 8,183 x 194 px."""
+    from tb_graph_plugin.layout.scene.border import bridge_rows
+
+    o = SceneOptions()
+    assert bridge_rows(10, 200, 100, 10, o) == 1
+    rows = bridge_rows(1600, 200, 100, 10, o)
+    assert rows > 1 and 1600 / rows * 5 + 20 <= max(200, o.bridge_band_aspect * 100) + 5

@@ -20,6 +20,9 @@ Pipeline for one ``build_scene`` call (:mod:`~tb_graph_plugin.layout.scene.compo
                                      (``tb_graph_plugin.layout.layout``), embeddings beside
                                      their op, series members stacked (``series.stack_columns``:
                                      a tall stack wraps into columns)
+      ``fold.fold_bands``           a drawing taller than ``fold_aspect`` x its width -> bands
+                                     side by side (``fold.fold_layout``, cut edges -> stubs)
+      ``border.place_bridges``      bridges on the border, in rows below the header when many
 3. ``compose.build_scene``         place each group into its parent, absolute coordinates
 
 Expand/collapse: ``delta.scene_delta`` builds the old and new scenes from the same cache and

@@ -16,14 +16,18 @@ the rank axis in index order (member 0 at the flow's start, the bottom for rankd
 
 from __future__ import annotations
 
+import math
+
 from tb_graph_plugin.api.wire import NodeKind
 from tb_graph_plugin.layout import LayoutEdge, LayoutGraph, LayoutNode, layout
 from tb_graph_plugin.layout.geometry import attach_ends
 from tb_graph_plugin.layout.model import RankDir
 from tb_graph_plugin.layout.scene.annotate import annotate_extracted, annotate_hub_bridges
+from tb_graph_plugin.layout.scene.border import band_extra, bridge_rows, place_bridges
 from tb_graph_plugin.layout.scene.bridge import boundary_edges
 from tb_graph_plugin.layout.scene.extract import extract_auxiliary
 from tb_graph_plugin.layout.scene.floating import float_parameters
+from tb_graph_plugin.layout.scene.fold import fold_bands, fold_layout
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.placed import (
     GroupLayout,
@@ -137,6 +141,10 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
         bridges = {}
     else:
         res = layout(lgraph, o.layout)
+        bands = fold_bands(res, o)
+        if bands > 1:  # a tall flow: bands side by side, edges between them cut into stubs (fold.py)
+            res, edge_meta, more = fold_layout(lgraph, edge_meta, res, bands, o)
+            stubs = stubs + more
     # side columns
     sep = max(o.layout.nodesep * 2, o.embedding_gap)
 
@@ -155,7 +163,31 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
     height = pad_top + inner_h + pad
     if not is_root:
         width = max(width, o.meta_width)
-    y0 = pad_top + (inner_h - core_h) / 2
+    # bridges on the group border (border.py): inputs where the flow starts, outputs where it
+    # ends, spread along the border so that they never overlap, in rows when there are many
+    rd = o.layout.rankdir
+    bw, bh = o.bridge_size
+    start_low = rd in (RankDir.BT, RankDir.RL)
+    per_border: dict[bool, list] = {True: [], False: []}
+    for (incoming, outer), b in bridges.items():
+        bx, by = res.positions[b]
+        per_border[incoming != start_low].append((incoming, outer, bx, by))
+    rows = {True: 0, False: 0}
+    if rd.vertical:
+        rows = {at_low: (bridge_rows(len(v), width, height, pad, o) if v else 0) for at_low, v in per_border.items()}
+        extra_top, extra_bottom = band_extra(rows, pad_top, pad, o)
+        height += extra_top + extra_bottom
+    else:
+        extra_top = 0.0
+    y0 = pad_top + extra_top + (inner_h - core_h) / 2
+    along_total = width if rd.vertical else height
+    need = max(math.ceil(len(v) / max(rows[k] if rd.vertical else 1, 1)) for k, v in per_border.items()) * (bw + 1.0) + 2 * pad
+    if need > along_total:
+        if rd.vertical:
+            width = need
+        else:
+            height = need
+    per_border = {k: [(i, out, bx + x0 if rd.vertical else by + y0) for i, out, bx, by in v] for k, v in per_border.items()}
     nodes: list[PlacedNode] = []
     box: dict = {}
     for c in core:
@@ -168,39 +200,15 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
         nodes.append(PlacedNode(name, NodeKind.IN_EMBEDDING, cx + x0, cy + y0, ew, eh, hid=c, of=name))
         box[c] = (cx + x0, cy + y0, ew, eh)
     for boxes, cx in ((lcol, pad + lw / 2), (rcol, width - pad - rw_ / 2)):
-        y = pad_top
-        for (bw, bh), c in boxes:
-            box[c] = place_child(h, c, cx, y + bh / 2, sizes[c], o, nodes, kind_fn, extracted=True, annex=annex,
+        y = pad_top + extra_top
+        for (_, ch), c in boxes:
+            box[c] = place_child(h, c, cx, y + ch / 2, sizes[c], o, nodes, kind_fn, extracted=True, annex=annex,
                                  out_edges=annex_edges)
-            y += bh + sep
-    # bridges on the group border: inputs where the flow starts, outputs where it ends,
-    # spread along the border so that they never overlap
-    rd = o.layout.rankdir
-    bw, bh = o.bridge_size
-    start_low = rd in (RankDir.BT, RankDir.RL)
-    per_border: dict[bool, list] = {True: [], False: []}
-    for (incoming, outer), b in bridges.items():
-        bx, by = res.positions[b]
-        at_low = incoming != start_low
-        per_border[at_low].append((incoming, outer, bx + x0 if rd.vertical else by + y0))
-    along_total = width if rd.vertical else height
-    need = max(len(v) for v in per_border.values()) * (bw + 1.0) + 2 * pad
-    if need > along_total:
-        if rd.vertical:
-            width = need
-        else:
-            height = need
-        along_total = need
-    for at_low, items in per_border.items():
-        spots = spread([v[2] for v in items], (bw if rd.vertical else bh) + 1.0, pad + bw / 2, along_total - pad - bw / 2)
-        for (incoming, outer, _), a in zip(items, spots):
-            if rd.vertical:
-                bx, by = a, (bh / 2 if at_low else height - bh / 2)
-            else:
-                bx, by = (bw / 2 if at_low else width - bw / 2), a
-            name = bridge_name(h, gid, incoming, outer)
-            nodes.append(PlacedNode(name, NodeKind.BRIDGE, bx, by, bw, bh, of=h.name_of(outer), label=h.label(outer)))
-            box[("bridge", incoming, outer)] = (bx, by, bw, bh)
+            y += ch + sep
+    for incoming, outer, bx, by in place_bridges(per_border, rows, width, height, pad, rd.vertical, o):
+        name = bridge_name(h, gid, incoming, outer)
+        nodes.append(PlacedNode(name, NodeKind.BRIDGE, bx, by, bw, bh, of=h.name_of(outer), label=h.label(outer)))
+        box[("bridge", incoming, outer)] = (bx, by, bw, bh)
     def name_of(key) -> str:
         if isinstance(key, tuple) and key[0] == "bridge":
             return bridge_name(h, gid, key[1], key[2])

@@ -29,6 +29,8 @@ class SceneOptions:
     stub_size: tuple[float, float] = (10.0, 6.0)
     # expanded group box
     padding_top: float = 24.0  # room for the group label
+    header_band: float = 13.0  # the label's band at the top: no bridge drawn in it (border.py)
+    bridge_band_aspect: float = 4.0  # bridges wrap into rows past max(width, this * height) (border.py)
     padding: float = 10.0
     series_gap: float = 8.0  # between stacked series members
     # auxiliary node extraction (stock: minNodeCountForExtraction 15, minDegreeForExtraction 5,
@@ -53,6 +55,8 @@ class SceneOptions:
     pack_min_components: int = 8
     pack_aspect: float = 1.5
     pack_gap: float = 20.0
+    # a flow drawing taller than fold_aspect times its width is folded into bands side by side (fold.py)
+    fold_aspect: float = 8.0
     # a series stack taller than series_max_aspect times its width wraps into columns (series.py)
     series_max_aspect: float = 4.0
     series_column_gap: float = 20.0

@@ -34,7 +34,7 @@ from tb_graph_plugin.layout import LayoutEdge, LayoutGraph, LayoutNode, LayoutRe
 from tb_graph_plugin.layout.model import Engine
 from tb_graph_plugin.layout.scene.options import SceneOptions
 
-__all__ = ["components", "should_pack", "pack_layout", "shelf_offsets"]
+__all__ = ["components", "should_pack", "pack_layout", "shelf_offsets", "assemble"]
 
 
 def components(graph: LayoutGraph, skip: frozenset) -> list[list[int]]:
@@ -130,18 +130,23 @@ def pack_layout(graph: LayoutGraph, meta: list, bridges: dict, comps: list[list[
     order = sorted(range(len(comps)), key=lambda k: (-len(comps[k]), first[k]))
     corners, width, height = shelf_offsets([(results[k].width, results[k].height) for k in order], o.pack_gap,
                                            o.pack_aspect)
+    res, out_meta = assemble([results[k] for k in order], [c_edges[k] for k in order], corners, width, height)
+    res.timings["components"] = float(len(comps))
+    return res, out_meta, stubs
+
+
+def assemble(results: list[LayoutResult], edges: list[list], corners, width: float, height: float):
+    """One LayoutResult of part drawings translated to ``corners``; ``edges[k]`` lists part k's
+    ``(LayoutEdge, meta)`` parallel to ``results[k].edge_points``. Returns ``(result, meta)``."""
     positions, sizes, points, back, out_meta, engines = {}, {}, [], [], [], set()
-    for k, (dx, dy) in zip(order, corners):
-        r = results[k]
+    for r, part_edges, (dx, dy) in zip(results, edges, corners):
         engines.add(r.engine_used)
         for nid, (x, y) in r.positions.items():
             positions[nid] = (x + dx, y + dy)
             sizes[nid] = r.sizes[nid]
-        for (_, m), pts, rev in zip(c_edges[k], r.edge_points, r.reversed):
+        for (_, m), pts, rev in zip(part_edges, r.edge_points, r.reversed):
             points.append([[x + dx, y + dy] for x, y in pts])
             back.append(rev)
             out_meta.append(m)
-    used = Engine.DOT if engines == {Engine.DOT} else (Engine.FAST if engines == {Engine.FAST} else Engine.AUTO)
-    res = LayoutResult(positions, sizes, points, width, height, used, reversed=back,
-                       timings={"total": 0.0, "components": float(len(comps))})
-    return res, out_meta, stubs
+    used = next(iter(engines)) if len(engines) == 1 else Engine.AUTO
+    return LayoutResult(positions, sizes, points, width, height, used, reversed=back, timings={"total": 0.0}), out_meta
