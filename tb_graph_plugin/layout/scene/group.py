@@ -75,7 +75,8 @@ def _lid(c, carriers) -> str:
 
 def _bridge_graph(h, group, core, bounds, sizes, o: SceneOptions, annex=None, carriers=frozenset(),
                   hubs=frozenset()):
-    """The BridgeGraph of a group as a private LayoutGraph (+ what each layout edge stands for)."""
+    """The BridgeGraph of a group as a private LayoutGraph (+ what each layout edge stands for, and
+    the layout node of each bridge ``(incoming, outer)``; bridges joining the same children share one)."""
     if hubs:
         bounds = [be for be in bounds if (be.incoming, be.outer) not in hubs]
     lnodes = []
@@ -84,13 +85,22 @@ def _bridge_graph(h, group, core, bounds, sizes, o: SceneOptions, annex=None, ca
         lnodes.append(LayoutNode(str(c), rw, rh))
     for c in sorted(carriers):
         lnodes.append(LayoutNode(_lid(c, carriers), *o.embedding_size))
-    bridges = {}
-    for be in bounds:
-        key = (be.incoming, be.outer)
-        if key not in bridges:
-            bridges[key] = f"b{len(bridges)}"
-            lnodes.append(LayoutNode(bridges[key], *o.bridge_size))
     core_set = set(core)
+    # one layout node per (direction, inner children) signature: bridges that join the same
+    # children are drawn side by side on the border anyway (border.py), and 600 of them as
+    # separate layout nodes made a 3,000 px wide rank of dots
+    inners: dict[tuple, set] = {}
+    for be in bounds:
+        inners.setdefault((be.incoming, be.outer), set())
+        if be.inner in core_set or be.inner in carriers:
+            inners[(be.incoming, be.outer)].add(be.inner)
+    bridges, shared = {}, {}
+    for key, inner in inners.items():
+        sig = (key[0], tuple(sorted(inner)))
+        if sig not in shared:
+            shared[sig] = f"b{len(shared)}"
+            lnodes.append(LayoutNode(shared[sig], *o.bridge_size))
+        bridges[key] = shared[sig]
     ledges, edge_meta = [], []
     for me in group.metaedges:
         if me.src in core_set and me.dst in core_set:

@@ -98,7 +98,7 @@ def pack_layout(graph: LayoutGraph, meta: list, bridges: dict, comps: list[list[
     nodes (its ``edge_points``/``reversed`` parallel to the returned ``meta``), ``stubs`` lists
     ``(layout id, ("stub", id, "in"|"out"), ("bridge", incoming, outer))`` per stub.
     """
-    bridge_key = {lid: key for key, lid in bridges.items()}  # "b3" -> (incoming, outer)
+    bridge_ids = frozenset(bridges.values())  # layout ids of bridges (several bridges may share one)
     comp_of = {}
     for k, members in enumerate(comps):
         for i in members:
@@ -109,14 +109,14 @@ def pack_layout(graph: LayoutGraph, meta: list, bridges: dict, comps: list[list[
     stubs = []
     for e, m in zip(graph.edges, meta):
         s, t = e.source, e.target
-        if s in bridge_key or t in bridge_key:
-            b, inner = (s, t) if s in bridge_key else (t, s)
+        if s in bridge_ids or t in bridge_ids:
+            b, inner = (s, t) if s in bridge_ids else (t, s)
+            _, incoming, outer = m[0] if s in bridge_ids else m[1]  # ("bridge", incoming, outer)
             k = comp_of[inner]
-            sid = stub_of.get((b, k))
-            incoming, outer = bridge_key[b]
+            sid = stub_of.get((incoming, outer, k))
             direction = "in" if incoming else "out"
             if sid is None:
-                sid = stub_of[(b, k)] = f"p{len(stub_of)}"
+                sid = stub_of[(incoming, outer, k)] = f"p{len(stub_of)}"
                 c_nodes[k].append(LayoutNode(sid, *o.stub_size))
                 stubs.append((sid, ("stub", sid, direction), ("bridge", incoming, outer)))
             key = ("stub", sid, direction)
