@@ -16,7 +16,7 @@ the outer neighbour, as the stubs of :mod:`~tb_graph_plugin.layout.scene.stubs` 
 Each component is laid out with :func:`tb_graph_plugin.layout.layout` (identical components hit
 the structural memo); the drawings are placed in rows (shelves) wrapped at the width that makes
 the whole about ``o.pack_aspect`` wide per unit height, largest component first (node count),
-then by the smallest name among its nodes: the order is stable, the same group packs the same way.
+then by the smallest name among its nodes (digit runs read as numbers): the order is stable, the same group packs the same way.
 
 Pre: a LayoutGraph whose bridge nodes are the ids in ``bridges`` (values of the
 ``_bridge_graph`` map), ``meta`` parallel to its edges. Post (:func:`pack_layout`): a
@@ -28,13 +28,25 @@ bridge now ends at a stub of that component, listed in the returned stubs.
 from __future__ import annotations
 
 import math
+import re
 from typing import Callable
 
 from tb_graph_plugin.layout import LayoutEdge, LayoutGraph, LayoutNode, LayoutResult, layout
 from tb_graph_plugin.layout.model import Engine
 from tb_graph_plugin.layout.scene.options import SceneOptions
 
-__all__ = ["components", "should_pack", "pack_layout", "shelf_offsets", "assemble"]
+__all__ = ["components", "should_pack", "pack_layout", "shelf_offsets", "assemble", "natural_key"]
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(name: str) -> tuple:
+    """Sort key reading digit runs as numbers: ``AddN_2`` before ``AddN_10``.
+
+    >>> sorted(["AddN_10", "AddN_2", "AddN"], key=natural_key)
+    ['AddN', 'AddN_2', 'AddN_10']
+    """
+    return tuple(int(t) if t.isdigit() else t for t in _DIGITS.split(name))
 
 
 def components(graph: LayoutGraph, skip: frozenset) -> list[list[int]]:
@@ -126,7 +138,7 @@ def pack_layout(graph: LayoutGraph, meta: list, bridges: dict, comps: list[list[
             k = comp_of[s]
         c_edges[k].append((LayoutEdge(s, t, e.weight, e.kind), m))
     results = [layout(LayoutGraph(nodes, [x[0] for x in edges]), o.layout) for nodes, edges in zip(c_nodes, c_edges)]
-    first = [min(name_of(n.id) for n in nodes) for nodes in c_nodes]
+    first = [min(natural_key(name_of(n.id)) for n in nodes) for nodes in c_nodes]
     order = sorted(range(len(comps)), key=lambda k: (-len(comps[k]), first[k]))
     corners, width, height = shelf_offsets([(results[k].width, results[k].height) for k in order], o.pack_gap,
                                            o.pack_aspect)
