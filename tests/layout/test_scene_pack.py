@@ -109,6 +109,12 @@ def test_a_long_series_stack_wraps_into_columns():
     assert aspect(box.width, box.height) <= 10, (box.width, box.height)
     members = [next(n for n in scene.nodes if n.name == h.name_of(c)) for c in s.children]
     assert len({round(m.x) for m in members}) >= 2  # wrapped
+    # no line from the side border across the columns: each member's outside edges end at its own stubs
+    assert not [n for n in scene.nodes if n.parent == s.name and n.kind == wire.NodeKind.BRIDGE]
+    kind = {n.name: n.kind for n in scene.nodes}
+    for m in members:
+        assert any(e.target == m.name and kind[e.source] == wire.NodeKind.STUB for e in scene.edges), m.name
+        assert any(e.source == m.name and kind[e.target] == wire.NodeKind.STUB for e in scene.edges), m.name
 
 
 @pytest.mark.parametrize("kind", KINDS)

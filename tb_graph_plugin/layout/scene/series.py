@@ -4,7 +4,8 @@ A series (``add_[1-5]``, ``Layer[0-5]``) is drawn as a column: member 0 where th
 (the bottom for rankdir BT), each next member above the previous one, ``series_gap`` apart; a
 stack more than ``series_max_aspect`` times as tall as wide wraps into columns of equal member
 count (:func:`stack_columns`, ours: the 428 members of ``sgd/Mul_[0-427]`` were 81 x 11,154 px),
-read column by column, left to right;
+read column by column, left to right (a wrapped stack draws its boundary edges as stubs beside
+each member, :func:`border_stubs`, not as lines from the side borders across the columns);
 edges between consecutive members are straight, others run in a lane on the right; bridges
 for edges crossing the series border sit on the left (inputs) and right (outputs) borders,
 spread so that they never overlap.
@@ -24,6 +25,7 @@ from tb_graph_plugin.layout.model import RankDir
 from tb_graph_plugin.layout.scene.bridge import boundary_edges
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.placed import (
+    Annex,
     GroupLayout,
     PlacedEdge,
     PlacedNode,
@@ -70,10 +72,17 @@ def layout_series(h, gid, sizes, o: SceneOptions) -> GroupLayout:
     rd = o.layout.rankdir
     bounds = boundary_edges(h, gid)
     bw, bh = o.bridge_size
-    side = bw + o.embedding_gap * 2 if bounds else 0.0
-    inner_w = max((r[0] for r in member_boxes), default=0.0)
     lane = o.layout.edgesep * 2  # right-hand lane for edges between non-adjacent members
+    annex, annex_edges = None, []
+    inner_w = max((r[0] for r in member_boxes), default=0.0)
     columns = stack_columns([r[1] for r in member_boxes], inner_w + lane * 2, o)
+    if len(columns) > 1 and bounds:  # wrapped: a line from the side border would cross the columns
+        annex = border_stubs(h, bounds, o)
+        bounds = []
+        member_boxes = [reserved(h, c, sizes[c], o, annex)[0] for c in members]
+        inner_w = max((r[0] for r in member_boxes), default=0.0)
+        columns = stack_columns([r[1] for r in member_boxes], inner_w + lane * 2, o)
+    side = bw + o.embedding_gap * 2 if bounds else 0.0
     col_w = inner_w + lane * 2
     width = max(o.padding * 2 + side * 2 + col_w * len(columns) + o.series_column_gap * (len(columns) - 1),
                 o.meta_width)
@@ -92,7 +101,7 @@ def layout_series(h, gid, sizes, o: SceneOptions) -> GroupLayout:
         for i in col:
             c, (rw, rh) = members[i], member_boxes[i]
             cy = y - rh / 2 if upward else y + rh / 2
-            box[c] = place_child(h, c, cx, cy, sizes[c], o, nodes, kind_fn)
+            box[c] = place_child(h, c, cx, cy, sizes[c], o, nodes, kind_fn, annex=annex, out_edges=annex_edges)
             lane_of[c] = cx + inner_w / 2 + lane
             y = (y - rh - o.series_gap) if upward else (y + rh + o.series_gap)
     index = {c: i for i, c in enumerate(members)}
@@ -134,4 +143,26 @@ def layout_series(h, gid, sizes, o: SceneOptions) -> GroupLayout:
         count = len(be.base_edges)
         s, t = (name, h.name_of(be.inner)) if be.incoming else (h.name_of(be.inner), name)
         edges.append(PlacedEdge(s, t, pts, be.kind, be.size, count, be.base_edges[0] if count == 1 else None))
+    edges.extend(annex_edges)
     return GroupLayout(width, height, nodes, edges, engine="stack")
+
+
+def border_stubs(h, bounds, o: SceneOptions):
+    """Annexes: each boundary edge of a wrapped stack as a stub beside its member naming the
+    outside end (inputs left, outputs right; one stub per member, direction and outside node)."""
+    annex: dict = {}
+    stubs: dict = {}
+    for be in bounds:
+        key = (be.inner, be.incoming, be.outer)
+        count = len(be.base_edges)
+        edge = (be.kind, be.size, count, be.base_edges[0] if count == 1 else None)
+        if key in stubs:
+            stubs[key].edges.append(edge)
+            continue
+        col = 0 if be.incoming else 1
+        arrow = "\u2190 " if be.incoming else "\u2192 "
+        name = f"{h.name_of(be.inner)}/__ann_{'in' if be.incoming else 'out'}__/{h.name_of(be.outer)}"
+        stubs[key] = Annex(name, NodeKind.STUB, *o.stub_size, of=h.name_of(be.outer), label=arrow + h.label(be.outer),
+                           edges=[edge])
+        annex.setdefault(be.inner, ([], []))[col].append(stubs[key])
+    return annex
