@@ -2,6 +2,7 @@
 aspect ratios of what the user sees.
 
     python -m bench.bench_aspect RUN_DIR [RUN_DIR ...] [--depth 3] [--worst 10] [--limit 10]
+    python -m bench.bench_aspect --open-times RUN_DIR ...   # time opening each group (layout speed)
 
 Views, per graph, each built with :func:`tb_graph_plugin.layout.scene.build_scene` (the work of
 ``/scene``, hierarchy and layout cache as the plugin keeps them):
@@ -23,7 +24,7 @@ import os
 import sys
 import time
 
-__all__ = ["aspect", "graph_views", "main"]
+__all__ = ["aspect", "graph_views", "open_times", "main"]
 
 
 def aspect(w: float, h: float) -> float:
@@ -68,13 +69,42 @@ def graph_views(h, depth: int = 3, options=None):
             stack.extend((c, d + 1) for c in reversed(g.children) if h.is_group(c))
 
 
+def open_times(h, depth: int = 3) -> list[tuple[float, str, int]]:
+    """``(seconds, group, children)`` of the one ``build_scene`` that opens each group at depth
+    1..``depth`` with >= 2 children, its ancestors' layouts already cached (a fresh cache per group)."""
+    from tb_graph_plugin.api import wire
+    from tb_graph_plugin.layout.scene import LayoutCache, build_scene
+
+    ref = wire.GraphRef("bench", "open", wire.GraphKind.OP)
+    build_scene(h, ref, [], cache=LayoutCache())  # starts the dot worker
+    root = h.root.id
+    rows = []
+    for g in h.walk_groups():
+        if g.id == root or len(h.ancestors(g.id)) > depth or len(g.children) < 2:
+            continue
+        names = [h.name_of(a) for a in h.ancestors(g.id) if a != root][::-1] + [g.name]
+        cache = LayoutCache()
+        build_scene(h, ref, names[:-1], cache=cache)
+        t = time.perf_counter()
+        build_scene(h, ref, names, cache=cache)
+        rows.append((time.perf_counter() - t, g.name, len(g.children)))
+    return sorted(rows, reverse=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("runs", nargs="+", help="run directories (event files of one graph each)")
     ap.add_argument("--depth", type=int, default=3)
     ap.add_argument("--worst", type=int, default=10, help="list this many worst views overall")
     ap.add_argument("--limit", type=float, default=10.0, help="aspect beyond which a view is outside")
+    ap.add_argument("--open-times", action="store_true", help="time opening each group instead")
     args = ap.parse_args(argv)
+    if args.open_times:
+        for path in args.runs:
+            rows = open_times(_hierarchy(path), args.depth)
+            print(f"{os.path.basename(path.rstrip('/'))}: {sum(r[0] for r in rows):.3f} s over {len(rows)} groups; "
+                  f"slowest: " + ", ".join(f"`{n}` ({c} children) {t * 1000:.0f} ms" for t, n, c in rows[: args.worst]))
+        return 0
     rows = []
     print("| graph | ops | views | outside 1:10..10:1 | worst aspect | worst view | layout s |")
     print("|---|---:|---:|---:|---:|---|---:|")
