@@ -107,6 +107,7 @@ export class App {
         void this.loadScene(null);
       },
       redraw: () => this.redraw(),
+      drawList: () => ({ labels: this.renderer.lastLabels, nodes: this.renderer.lastNodes }),
     });
     void this.loadListing();
   }

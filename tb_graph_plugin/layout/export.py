@@ -2,7 +2,10 @@
 
 Behind ``tb-graph layout PATH [--expand G ...] [--format json|svg|dot]`` (JSON is
 ``api.wire.to_json(scene)``). All text from the graph (names, labels, ops) is escaped: SVG
-with XML escaping, DOT with quoted strings (``"`` escaped).
+with XML escaping, DOT with quoted strings (``"`` escaped). The SVG's texts are placed by
+:mod:`tb_graph_plugin.layout.labels` with the canvas's rules (no text over another text or a
+node; op labels beside their ellipse, edge labels on their own edge), each ``<text>`` naming
+its owner in ``data-owner``.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from xml.sax.saxutils import escape, quoteattr
 
 from tb_graph_plugin.api import wire
+from tb_graph_plugin.layout.labels import FONT_FAMILY, place_labels
 
 __all__ = ["scene_to_svg", "scene_to_dot", "scene_to_json", "EXPORTERS"]
 
@@ -34,7 +38,7 @@ def scene_to_svg(scene: wire.Scene, margin: float = 10.0) -> str:
     out = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_f(w)}" height="{_f(h)}" '
-        f'viewBox="{_f(-margin)} {_f(-margin)} {_f(w)} {_f(h)}" font-family="sans-serif">',
+        f'viewBox="{_f(-margin)} {_f(-margin)} {_f(w)} {_f(h)}" font-family={quoteattr(FONT_FAMILY)}>',
         "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"5\" markerUnits=\"userSpaceOnUse\" "
         "markerHeight=\"5\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#666\"/></marker></defs>",
     ]
@@ -56,11 +60,6 @@ def scene_to_svg(scene: wire.Scene, margin: float = 10.0) -> str:
                    f"<title>{escape(n.name)}{' (' + escape(n.op) + ')' if n.op else ''}</title>"
                    f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(n.width)}" height="{_f(n.height)}" rx="{_f(rx)}" '
                    f'fill="{_FILL.get(n.kind, "#fff")}" stroke="#888" stroke-width="0.6"{dash}/>')
-        if n.kind not in (wire.NodeKind.BRIDGE, wire.NodeKind.IN_EMBEDDING, wire.NodeKind.OUT_EMBEDDING):
-            if n.expanded:
-                out.append(f'<text x="{_f(x + 4)}" y="{_f(y + 12)}" font-size="9">{escape(n.label)}</text>')
-            else:
-                out.append(f'<text x="{_f(n.x)}" y="{_f(n.y + 3)}" font-size="7" text-anchor="middle">{escape(n.label)}</text>')
         out.append("</g>")
     for e in scene.edges:
         pts = " ".join(f"{_f(x)},{_f(y)}" for x, y in e.points)
@@ -70,6 +69,10 @@ def scene_to_svg(scene: wire.Scene, margin: float = 10.0) -> str:
                    f'stroke-width="{_f(e.width)}"{dash}{start} marker-end="url(#arrow)">'
                    f"<title>{escape(e.source)} \u2192 {escape(e.target)}"
                    f"{' (' + escape(e.label) + ')' if e.label else ''}</title></polyline>")
+    for t in place_labels(scene):  # on top of nodes and edges, covering neither nodes nor each other
+        out.append(f'<text x="{_f(t.anchor_x)}" y="{_f(t.baseline_y)}" font-size="{_f(t.px)}" '
+                   f'data-owner={quoteattr(t.owner)} data-box="{_f(t.x0)},{_f(t.y0)},{_f(t.x1)},{_f(t.y1)}">'
+                   f"{escape(t.text)}</text>")
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

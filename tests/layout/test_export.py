@@ -5,6 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 import pygraphviz
+import pytest
 
 from tb_graph_plugin.api import wire
 from tb_graph_plugin.layout.export import EXPORTERS, scene_to_dot, scene_to_svg
@@ -62,3 +63,45 @@ def test_export_of_a_real_scene(real_logs):
     a = pygraphviz.AGraph(string=scene_to_dot(scene))
     assert a.number_of_edges() == len(scene.edges)
     assert {str(n) for n in a.nodes()} >= {n.name for n in scene.nodes if not n.expanded}
+
+
+def svg_texts(svg: str) -> list[tuple[str, str, tuple]]:
+    """``(text, owner, box)`` of every ``<text>``, the box measured anew from its text, font size and
+    position with the export's font metrics (not read from ``data-box``)."""
+    from tb_graph_plugin.layout.labels import text_width
+
+    out = []
+    for t in ET.fromstring(svg.encode("utf-8")).iter(SVG + "text"):
+        px, x, base = float(t.get("font-size")), float(t.get("x")), float(t.get("y"))
+        y1 = base + 0.22 * px
+        out.append((t.text, t.get("data-owner"), (x, y1 - px, x + text_width(t.text, px), y1)))
+    return out
+
+
+@pytest.mark.parametrize("kind", ["tf2_keras_trace", "tf1_graph", "torch_cnn", "torch_transformer", "keras_resnet50_trace",
+                                  "keras_inceptionv3_trace", "keras_mobilenetv2_trace", "keras_bert_encoder_trace"])
+def test_svg_of_first_views_names_every_node_without_overlaps(real_logs, kind):
+    """Issue 11, the SVG export: ``tf2_keras_trace`` drew stub labels on top of each other and on the
+    ``adam`` box, op labels over their neighbours."""
+    from tb_graph_plugin.cli import load_graph_def
+    from tb_graph_plugin.graph import build_slim_graph
+    from tb_graph_plugin.hierarchy import build_hierarchy
+    from tb_graph_plugin.layout.labels import boxes_intersect
+    from tb_graph_plugin.layout.scene import LayoutCache, build_scene
+    from tb_graph_plugin.layout.scene.first_view import first_view_expanded
+
+    h = build_hierarchy(build_slim_graph(load_graph_def(str(real_logs.get(kind)))))
+    scene = build_scene(h, wire.GraphRef("r", "t", wire.GraphKind.OP), first_view_expanded(h), cache=LayoutCache())
+    texts = svg_texts(scene_to_svg(scene))
+    for i, (a, oa, ra) in enumerate(texts):
+        for b, ob, rb in texts[i + 1:]:
+            assert not boxes_intersect(ra, rb), (a, oa, b, ob)
+    for text, owner, r in texts:
+        for n in scene.nodes:
+            if not n.expanded and n.name != owner:
+                assert not boxes_intersect(r, (n.x - n.width / 2, n.y - n.height / 2, n.x + n.width / 2,
+                                               n.y + n.height / 2)), (text, owner, n.name)
+    owners = {o for _, o, _ in texts}
+    named = [n for n in scene.nodes if n.kind in (wire.NodeKind.OP, wire.NodeKind.META, wire.NodeKind.SERIES)]
+    missing = [n.name for n in named if n.name not in owners]
+    assert missing == []

@@ -66,7 +66,8 @@ def check_scene(h, scene: wire.Scene, options: SceneOptions = SceneOptions()) ->
         assert on_border(e.points[0], *box[e.source]), (e.source, e.target, e.points[0], box[e.source])
         assert on_border(e.points[-1], *box[e.target]), (e.source, e.target, e.points[-1], box[e.target])
         assert options.edge_width[0] <= e.width <= options.edge_width[1]
-    # series members stacked in index order along the rank axis (BT: member 0 at the bottom)
+    # series members stacked in index order along the rank axis (BT: member 0 at the bottom),
+    # column by column from the left when a tall stack wraps (series.py)
     if options.layout.rankdir is not RankDir.BT:
         return
     for s in h.series_nodes():
@@ -74,9 +75,11 @@ def check_scene(h, scene: wire.Scene, options: SceneOptions = SceneOptions()) ->
             continue
         members = [by_name[h.name_of(c)] for c in s.children]
         for lower, upper in zip(members, members[1:]):
-            assert upper.y + upper.height / 2 <= lower.y - lower.height / 2 + TOL, (lower.name, upper.name)
-            # one column: the horizontal extents of consecutive members overlap
-            assert min(upper.x + upper.width / 2, lower.x + lower.width / 2) > max(upper.x - upper.width / 2, lower.x - lower.width / 2)
+            same_column = min(upper.x + upper.width / 2, lower.x + lower.width / 2) > max(upper.x - upper.width / 2, lower.x - lower.width / 2)
+            if same_column:
+                assert upper.y + upper.height / 2 <= lower.y - lower.height / 2 + TOL, (lower.name, upper.name)
+            else:  # the next column starts right of this one
+                assert upper.x - upper.width / 2 >= lower.x + lower.width / 2 - TOL, (lower.name, upper.name)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -227,7 +230,8 @@ def _skip_graph_hierarchy(length: int = 30):
 
 def test_long_skip_edges_become_stubs():
     h = _skip_graph_hierarchy()
-    scene = build_scene(h, REF, ["net"], cache=LayoutCache())
+    o = SceneOptions(fold_aspect=float("inf"))  # the long-edge rule alone (folding a tall chain: test_scene_pack.py)
+    scene = build_scene(h, REF, ["net"], o, cache=LayoutCache())
     check_scene(h, scene)
     stubs = {n.name: n for n in scene.nodes if n.kind == wire.NodeKind.STUB}
     assert len(stubs) == 2
@@ -236,10 +240,10 @@ def test_long_skip_edges_become_stubs():
     out_stub = next(n for n in stubs.values() if n.of == "net/tail")
     assert [e for e in scene.edges if (e.source, e.target) == ("net/head", out_stub.name)]
     assert out_stub.label.endswith("tail")
-    uncut = build_scene(h, REF, ["net"], SceneOptions(stub_min_span=0), cache=LayoutCache())
+    uncut = build_scene(h, REF, ["net"], SceneOptions(stub_min_span=0, fold_aspect=float("inf")), cache=LayoutCache())
     assert not [n for n in uncut.nodes if n.kind == wire.NodeKind.STUB]
     assert [e for e in uncut.edges if (e.source, e.target) == ("net/head", "net/tail")]
-    short = build_scene(_skip_graph_hierarchy(10), REF, ["net"], cache=LayoutCache())
+    short = build_scene(_skip_graph_hierarchy(10), REF, ["net"], o, cache=LayoutCache())
     assert not [n for n in short.nodes if n.kind == wire.NodeKind.STUB]
 
 

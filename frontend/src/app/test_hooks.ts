@@ -1,6 +1,9 @@
 // Read-only state and a few shortcuts for tests and the bench, on window.graphExplorer:
-// nodes() with on-screen centres, viewport(), center(name), toggle(name), setExpanded(names).
+// nodes() with on-screen centres, viewport(), center(name), toggle(name), setExpanded(names),
+// drawList() (every text box and node box the renderer drew last, canvas CSS px).
+import type { PlacedLabel } from "../render/labels";
 import type { SceneModel } from "../render/model";
+import type { DrawnNode } from "../render/renderer";
 import type { Viewport } from "../render/viewport";
 
 export interface HookHost {
@@ -11,6 +14,8 @@ export interface HookHost {
   toggle(name: string): void;
   setExpanded(names: string[]): void;
   redraw(): void;
+  /** the renderer's draw list of its last full drawing (screen CSS px of the canvas) */
+  drawList(): { labels: PlacedLabel[]; nodes: DrawnNode[] };
 }
 
 export function installTestHooks(host: HookHost): void {
@@ -19,6 +24,8 @@ export function installTestHooks(host: HookHost): void {
     /** open exactly these groups (bench/tests: a big scene without clicking through it) */
     setExpanded: (names: string[]) => host.setExpanded([...names]),
     nodes: () => debugNodes(host),
+    /** texts and node boxes of the last full drawing, read back from the renderer itself */
+    drawList: () => host.drawList(),
     viewport: () => ({ k: host.vp.k, tx: host.vp.tx, ty: host.vp.ty }),
     center: (name: string) => {
       const n = host.model()?.node(name);

@@ -3,12 +3,15 @@
 // clipped to their box). No DOM per node.
 import type { SceneNode } from "../api/types";
 import { Colorer, DARK, LIGHT, type Palette } from "./colors";
+import { attributeFirst, LabelPlacer, type PlacedLabel } from "./labels";
 import { SceneModel, type Rect } from "./model";
 import { Viewport } from "./viewport";
 
 export const MIN_LABEL_PX = 7; // smallest on-screen font size worth drawing
+/** The smallest on-screen size a first view shows every label at (issue 11). */
+export const READABLE_LABEL_PX = 9;
 const PAN_REFRESH_MS = 120; // while dragging, a full drawing at most this often
-const OP_LABEL_PX = 7; // world px of an op's label, drawn beside its ellipse
+export const OP_LABEL_PX = 7; // world px of an op's label, drawn beside its ellipse
 const OP_LABEL_MAX_W = 90; // world px; longer op labels end in an ellipsis
 /** On-screen dash patterns (px): control edges dotted, reversed (cycle) edges long-dashed. */
 export const CONTROL_DASH = [2, 2];
@@ -21,6 +24,17 @@ export interface DrawState {
   tracedEdges: Set<number> | null;
   hidden: Set<string>; // removed from the main graph
   hover: string | null;
+}
+
+/** A node box of the last full drawing, canvas CSS px (test hooks). */
+export interface DrawnNode {
+  name: string;
+  kind: string;
+  expanded: boolean;
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
 }
 
 export interface DrawStats {
@@ -43,6 +57,14 @@ export class Renderer {
   shifted = false;
   private readonly ids = new WeakMap<object, number>();
   private nextId = 1;
+  /** Every text of the last full drawing, in screen CSS px (test hooks: no two intersect). */
+  lastLabels: PlacedLabel[] = [];
+  /** Screen boxes of the nodes of the last full drawing (test hooks). */
+  lastNodes: DrawnNode[] = [];
+  private placer = new LabelPlacer();
+  private vpK = 1;
+  private vpTx = 0;
+  private vpTy = 0;
 
   constructor(readonly canvas: HTMLCanvasElement) {
     const ctx = canvas.getContext("2d", { alpha: false });
@@ -143,11 +165,26 @@ export class Renderer {
     const nodeIds = model.nodesIn(view);
     const hidden = st.hidden;
     const isHidden = (name: string) => hidden.size > 0 && hidden.has(name);
+    // labels: every text box is placed where it covers no other label and no other node
+    this.placer = new LabelPlacer();
+    this.vpK = k;
+    this.vpTx = vp.tx;
+    this.vpTy = vp.ty;
+    this.lastNodes = [];
+    for (const i of nodeIds) {
+      const n = model.nodes[i];
+      if (isHidden(n.name)) continue;
+      const r = this.screenBox(n.x - n.width / 2, n.y - n.height / 2, n.x + n.width / 2, n.y + n.height / 2);
+      if (r.x1 < -50 || r.y1 < -50 || r.x0 > w + 50 || r.y0 > h + 50) continue;
+      this.lastNodes.push({ name: n.name, kind: n.kind, expanded: n.expanded, ...r });
+      if (!n.expanded) this.placer.addObstacle(r, n.name); // an expanded group (or series) contains, it covers nothing
+    }
+    this.lastLabels = this.placer.placed;
 
     // 1. expanded groups (backgrounds), parents first
     for (const i of nodeIds) {
       const n = model.nodes[i];
-      if (n.kind === "meta" && n.expanded && !isHidden(n.name)) {
+      if ((n.kind === "meta" || n.kind === "series") && n.expanded && !isHidden(n.name)) {
         this.drawExpanded(n, k, st);
         stats.nodes++;
       }
@@ -203,7 +240,7 @@ export class Renderer {
     const opLabels: SceneNode[] = [];
     for (const i of nodeIds) {
       const n = model.nodes[i];
-      if ((n.kind === "meta" && n.expanded) || isHidden(n.name)) continue;
+      if (((n.kind === "meta" || n.kind === "series") && n.expanded) || isHidden(n.name)) continue;
       stats.nodes++;
       const screen = Math.max(n.width, n.height) * k;
       if (screen >= 40 || (screen >= 14 && Math.min(10, Math.max(3, n.height * 0.6)) * k >= MIN_LABEL_PX)) {
@@ -245,18 +282,29 @@ export class Renderer {
       ctx.lineWidth = 2 / k;
       ctx.strokeRect(n.x - n.width / 2 - 1 / k, n.y - n.height / 2 - 1 / k, n.width + 2 / k, n.height + 2 / k);
     }
-    // 4. edge labels, on top, only when readable
+    // 4. edge labels, on top, only when readable: on a segment of their own edge where they
+    // cover nothing (the middle of the longest segment first), the same text nearby only once
     if (k * 8 >= MIN_LABEL_PX) {
-      ctx.font = `${8}px ${FONT}`;
+      const fs = 8;
+      ctx.font = `${fs}px ${FONT}`;
       ctx.fillStyle = this.palette.edgeLabel;
       ctx.textAlign = "center";
-      ctx.textBaseline = "bottom";
+      ctx.textBaseline = "middle";
+      const none = new Set<string>();
       for (const i of edgeIds) {
         const e = model.edges[i];
         if (!e.label || e.points.length < 2 || isHidden(e.source) || isHidden(e.target)) continue;
-        const mid = midpoint(e.points);
-        ctx.fillText(e.label, mid[0] + 3, mid[1]);
-        stats.labels++;
+        const tw = this.measure(e.label, fs);
+        for (const [mx, my] of segmentMiddles(e.points)) {
+          const cx = mx + 2 + tw / 2;
+          const r = this.screenBox(cx - tw / 2, my - fs / 2, cx + tw / 2, my + fs / 2);
+          if (this.placer.duplicate(e.label, r, fs * k)) break;
+          if (!this.placer.free(r, none)) continue;
+          ctx.fillText(e.label, cx, my);
+          this.placer.add({ text: e.label, full: e.label, owner: `edge:${e.source}->${e.target}`, kind: "edge", ...r, px: fs * k });
+          stats.labels++;
+          break;
+        }
       }
     }
     stats.ms = performance.now() - t0;
@@ -307,7 +355,7 @@ export class Renderer {
       ctx.textAlign = "left";
       ctx.textBaseline = "middle";
       const text = n.cardinality > 1 ? `${n.label} (${n.cardinality})` : n.label;
-      this.fitText(text, x0 + 2 * r + 6, y0 + r + 3, n.width - 2 * r - 10, fs, k);
+      this.fitText(text, x0 + 2 * r + 6, y0 + r + 3, n.width - 2 * r - 10, fs, k, n.name, "group");
     }
   }
 
@@ -415,33 +463,63 @@ export class Renderer {
       if (isGroup && n.cardinality > 1 && w * k > 60) {
         const card = String(n.cardinality);
         const cw = this.measure(card, fs) + 3;
-        if (cw < avail / 2) {
+        const cr = this.screenBox(x0 + w - 3 - cw + 3, n.y - fs / 2, x0 + w - 3, n.y + fs / 2);
+        if (cw < avail / 2 && this.placer.free(cr, n.name)) {
           ctx.textAlign = "right";
           ctx.fillStyle = this.palette.mutedText;
           ctx.fillText(card, x0 + w - 3, n.y);
+          this.placer.add({ text: card, full: card, owner: n.name, kind: "node", ...cr, px: fs * k });
           avail -= cw;
           ctx.fillStyle = this.palette.text;
         }
       }
       ctx.textAlign = isGroup ? "left" : "center";
       const x = isGroup ? left : n.x;
-      if (this.fitText(n.label, x, n.y, avail, fs, k)) labels++;
+      if (this.fitText(n.label, x, n.y, avail, fs, k, n.name, isGroup || n.kind === "series" ? "group" : "node")) labels++;
     }
     return labels;
   }
 
-  /** An op's ellipse is too small for text: its label goes beside it, as in the stock tab,
-   * cut so that it stays inside the op's expanded parent box. */
+  /** An op's ellipse is too small for text: its label goes beside it, as in the stock tab (right,
+   * else left, above, below: the first spot that covers no other node or label), cut so that it
+   * stays inside the op's expanded parent box; no free spot: not drawn. */
   private drawOpLabel(n: SceneNode, k: number, parent?: SceneNode): number {
     if (OP_LABEL_PX * k < MIN_LABEL_PX) return 0;
     const ctx = this.ctx;
-    const x = n.x + n.width / 2 + 2;
-    const avail = parent ? Math.min(OP_LABEL_MAX_W, parent.x + parent.width / 2 - 2 - x) : OP_LABEL_MAX_W;
-    ctx.font = `${OP_LABEL_PX}px ${FONT}`;
-    ctx.fillStyle = this.palette.text;
-    ctx.textBaseline = "middle";
-    ctx.textAlign = "left";
-    return this.fitText(n.label, x, n.y, avail, OP_LABEL_PX, k) ? 1 : 0;
+    const fs0 = OP_LABEL_PX;
+    const px0 = parent ? parent.x - parent.width / 2 + 2 : -Infinity, px1 = parent ? parent.x + parent.width / 2 - 2 : Infinity;
+    const py0 = parent ? parent.y - parent.height / 2 : -Infinity, py1 = parent ? parent.y + parent.height / 2 : Infinity;
+    const text = n.label;
+    const right = n.x + n.width / 2 + 2, left = n.x - n.width / 2 - 2;
+    const spots: [number, number, number][] = [ // [left x of the text box, centre y, room]
+      [right, n.y, Math.min(OP_LABEL_MAX_W, px1 - right)],
+      [NaN, n.y, Math.min(OP_LABEL_MAX_W, left - px0)], // right-aligned at `left`
+      [NaN, n.y - n.height / 2 - fs0 / 2 - 1, Math.min(OP_LABEL_MAX_W, px1 - px0)],
+      [NaN, n.y + n.height / 2 + fs0 / 2 + 1, Math.min(OP_LABEL_MAX_W, px1 - px0)],
+    ];
+    for (let s = 0; s < spots.length; s++) {
+      const [sx, cy, room] = spots[s];
+      const fit = this.fitLabel(text, room, fs0, k);
+      if (!fit) continue;
+      const x0 = s === 0 ? sx : s === 1 ? left - fit.tw : Math.max(px0, Math.min(px1 - fit.tw, n.x - fit.tw / 2));
+      if (cy - fit.fs / 2 < py0 || cy + fit.fs / 2 > py1) continue;
+      const r = this.screenBox(x0, cy - fit.fs / 2, x0 + fit.tw, cy + fit.fs / 2);
+      if (!this.placer.free(r, n.name)) continue;
+      ctx.font = `${fit.fs}px ${FONT}`;
+      ctx.fillStyle = this.palette.text;
+      ctx.textBaseline = "middle";
+      ctx.textAlign = "left";
+      ctx.fillText(fit.t, x0, cy);
+      this.placer.add({ text: fit.t, full: n.label, owner: n.name, kind: "op", ...r, px: fit.fs * k });
+      return 1;
+    }
+    return 0;
+  }
+
+  /** World box -> screen CSS px box under the current drawing's view. */
+  private screenBox(x0: number, y0: number, x1: number, y1: number) {
+    const k = this.vpK;
+    return { x0: x0 * k + this.vpTx, y0: y0 * k + this.vpTy, x1: x1 * k + this.vpTx, y1: y1 * k + this.vpTy };
   }
 
   private measure(text: string, fs: number): number {
@@ -458,17 +536,25 @@ export class Renderer {
     return (w10 * fs) / 10;
   }
 
-  /** fillText that never overflows `avail` world px: a long label first shrinks (down to 80% of
-   * `fs`, never below the readable size at this zoom), then is truncated with an ellipsis. */
-  private fitText(text: string, x: number, y: number, avail: number, fs: number, k: number): boolean {
-    if (avail <= fs) return false;
+  /** The text to draw in `avail` world px: a long label first shrinks (down to 80% of `fs`, never
+   * below the readable size at this zoom), then is truncated with an ellipsis; null: no room. */
+  private fitLabel(text: string, avail: number, fs: number, k: number): { t: string; tw: number; fs: number } | null {
+    const fit = this.fitPlain(text, avail, fs, k);
+    if (!fit || fit.t === text) return fit;
+    // cut: a PyTorch `Type[attribute] (n)` keeps its attribute, the part that differs
+    const m = /^(.*?)( \(\d+\))?$/.exec(text)!;
+    const alt = attributeFirst(m[1]);
+    return alt ? this.fitPlain(alt + (m[2] ?? ""), avail, fs, k) : fit;
+  }
+
+  private fitPlain(text: string, avail: number, fs: number, k: number): { t: string; tw: number; fs: number } | null {
+    if (avail <= fs) return null;
     let t = text;
     let tw = this.measure(t, fs);
     if (tw > avail) {
-      const smaller = Math.max(fs * 0.8, MIN_LABEL_PX / k, fs * (avail / tw));
+      const smaller = Math.max(fs * 0.8, READABLE_LABEL_PX / k, fs * (avail / tw));
       if (smaller < fs) {
         fs = smaller;
-        this.ctx.font = `${fs}px ${FONT}`;
         tw = this.measure(t, fs);
       }
     }
@@ -479,11 +565,26 @@ export class Renderer {
         if (this.measure(text.slice(0, mid) + "…", fs) <= avail) lo = mid;
         else hi = mid - 1;
       }
-      if (lo === 0) return false;
+      if (lo === 0) return null;
       t = text.slice(0, lo) + "…";
       tw = this.measure(t, fs);
     }
-    this.ctx.fillText(t, x, y);
+    return { t, tw, fs };
+  }
+
+  /** fillText of `fitLabel`'s text (aligned as the context says) where it covers no other node
+   * or label; records it in the draw list. */
+  private fitText(text: string, x: number, y: number, avail: number, fs: number, k: number, owner = "",
+                  kind: PlacedLabel["kind"] = "node"): boolean {
+    const fit = this.fitLabel(text, avail, fs, k);
+    if (!fit) return false;
+    const align = this.ctx.textAlign;
+    const x0 = align === "center" ? x - fit.tw / 2 : align === "right" ? x - fit.tw : x;
+    const r = this.screenBox(x0, y - fit.fs / 2, x0 + fit.tw, y + fit.fs / 2);
+    if (!this.placer.free(r, owner)) return false;
+    this.ctx.font = `${fit.fs}px ${FONT}`;
+    this.ctx.fillText(fit.t, x, y);
+    this.placer.add({ text: fit.t, full: text, owner, kind, ...r, px: fit.fs * k });
     return true;
   }
 
@@ -536,6 +637,17 @@ export function roundRect(ctx: CanvasRenderingContext2D, x: number, y: number, w
   ctx.arcTo(x, y + h, x, y, r);
   ctx.arcTo(x, y, x + w, y, r);
   ctx.closePath();
+}
+
+/** Middles of an edge's segments, the longest segment first (where its label may go). */
+export function segmentMiddles(pts: number[][]): number[][] {
+  const segs: [number, number[]][] = [];
+  for (let i = 1; i < pts.length; i++) {
+    const [x0, y0] = pts[i - 1], [x1, y1] = pts[i];
+    segs.push([Math.hypot(x1 - x0, y1 - y0), [(x0 + x1) / 2, (y0 + y1) / 2]]);
+  }
+  segs.sort((a, b) => b[0] - a[0]);
+  return segs.map((s) => s[1]);
 }
 
 export function midpoint(pts: number[][]): number[] {

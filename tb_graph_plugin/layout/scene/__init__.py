@@ -13,9 +13,16 @@ Pipeline for one ``build_scene`` call (:mod:`~tb_graph_plugin.layout.scene.compo
       ``annotate.annotate_hub_bridges`` bridges to > 40 children -> a stub beside each child
    b. ``group._bridge_graph``        the group's BridgeGraph as a private LayoutGraph
       ``stubs.cut_long_edges``       long skip edges -> labelled stubs (nGraph, span > 20)
+      ``pack.should_pack``          many weakly connected components -> a grid of them
+                                     (``pack.pack_layout``: one layout per component, rows
+                                     wrapped at ``pack_aspect``, bridges -> stubs per component)
    c. ``group.layout_group``         the BridgeGraph through the layered engine
                                      (``tb_graph_plugin.layout.layout``), embeddings beside
-                                     their op, series members stacked
+                                     their op, series members stacked (``series.stack_columns``:
+                                     a tall stack wraps into columns)
+      ``fold.fold_bands``           a drawing taller than ``fold_aspect`` x its width -> bands
+                                     side by side (``fold.fold_layout``, cut edges -> stubs)
+      ``border.place_bridges``      bridges on the border, in rows below the header when many
 3. ``compose.build_scene``         place each group into its parent, absolute coordinates
 
 Expand/collapse: ``delta.scene_delta`` builds the old and new scenes from the same cache and

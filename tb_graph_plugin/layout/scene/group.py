@@ -16,14 +16,18 @@ the rank axis in index order (member 0 at the flow's start, the bottom for rankd
 
 from __future__ import annotations
 
+import math
+
 from tb_graph_plugin.api.wire import NodeKind
 from tb_graph_plugin.layout import LayoutEdge, LayoutGraph, LayoutNode, layout
 from tb_graph_plugin.layout.geometry import attach_ends
 from tb_graph_plugin.layout.model import RankDir
 from tb_graph_plugin.layout.scene.annotate import annotate_extracted, annotate_hub_bridges
+from tb_graph_plugin.layout.scene.border import band_extra, bridge_rows, place_bridges
 from tb_graph_plugin.layout.scene.bridge import boundary_edges
 from tb_graph_plugin.layout.scene.extract import extract_auxiliary
 from tb_graph_plugin.layout.scene.floating import float_parameters
+from tb_graph_plugin.layout.scene.fold import fold_bands, fold_layout
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.placed import (
     GroupLayout,
@@ -35,6 +39,7 @@ from tb_graph_plugin.layout.scene.placed import (
     reserved,
     spread,
 )
+from tb_graph_plugin.layout.scene.pack import components, pack_layout, should_pack
 from tb_graph_plugin.layout.scene.series import layout_series
 from tb_graph_plugin.layout.scene.stubs import cut_long_edges
 
@@ -70,7 +75,8 @@ def _lid(c, carriers) -> str:
 
 def _bridge_graph(h, group, core, bounds, sizes, o: SceneOptions, annex=None, carriers=frozenset(),
                   hubs=frozenset()):
-    """The BridgeGraph of a group as a private LayoutGraph (+ what each layout edge stands for)."""
+    """The BridgeGraph of a group as a private LayoutGraph (+ what each layout edge stands for, and
+    the layout node of each bridge ``(incoming, outer)``; bridges joining the same children share one)."""
     if hubs:
         bounds = [be for be in bounds if (be.incoming, be.outer) not in hubs]
     lnodes = []
@@ -79,13 +85,22 @@ def _bridge_graph(h, group, core, bounds, sizes, o: SceneOptions, annex=None, ca
         lnodes.append(LayoutNode(str(c), rw, rh))
     for c in sorted(carriers):
         lnodes.append(LayoutNode(_lid(c, carriers), *o.embedding_size))
-    bridges = {}
-    for be in bounds:
-        key = (be.incoming, be.outer)
-        if key not in bridges:
-            bridges[key] = f"b{len(bridges)}"
-            lnodes.append(LayoutNode(bridges[key], *o.bridge_size))
     core_set = set(core)
+    # one layout node per (direction, inner children) signature: bridges that join the same
+    # children are drawn side by side on the border anyway (border.py), and 600 of them as
+    # separate layout nodes made a 3,000 px wide rank of dots
+    inners: dict[tuple, set] = {}
+    for be in bounds:
+        inners.setdefault((be.incoming, be.outer), set())
+        if be.inner in core_set or be.inner in carriers:
+            inners[(be.incoming, be.outer)].add(be.inner)
+    bridges, shared = {}, {}
+    for key, inner in inners.items():
+        sig = (key[0], tuple(sorted(inner)))
+        if sig not in shared:
+            shared[sig] = f"b{len(shared)}"
+            lnodes.append(LayoutNode(shared[sig], *o.bridge_size))
+        bridges[key] = shared[sig]
     ledges, edge_meta = [], []
     for me in group.metaedges:
         if me.src in core_set and me.dst in core_set:
@@ -125,7 +140,21 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
     annex_edges: list[PlacedEdge] = []
     lgraph, edge_meta, bridges = _bridge_graph(h, group, core, bounds, sizes, o, annex, carriers, hubs)
     lgraph, edge_meta, stubs = cut_long_edges(lgraph, edge_meta, o.stub_min_span, o.stub_size)
-    res = layout(lgraph, o.layout)
+    comps = components(lgraph, frozenset(bridges.values()))
+    packed = should_pack(comps, len(bridges), o)
+    if packed:  # a grid of components; bridges become a stub per component (pack.py)
+        def lid_name(lid: str) -> str:
+            return h.name_of(int(lid)) if lid.isdigit() else (h.name_of(int(lid[1:])) if lid[0] == "f" else "~" + lid)
+
+        res, edge_meta, more = pack_layout(lgraph, edge_meta, bridges, comps, o, lid_name)
+        stubs = stubs + more
+        bridges = {}
+    else:
+        res = layout(lgraph, o.layout)
+        bands = fold_bands(res, o)
+        if bands > 1:  # a tall flow: bands side by side, edges between them cut into stubs (fold.py)
+            res, edge_meta, more = fold_layout(lgraph, edge_meta, res, bands, o)
+            stubs = stubs + more
     # side columns
     sep = max(o.layout.nodesep * 2, o.embedding_gap)
 
@@ -144,7 +173,31 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
     height = pad_top + inner_h + pad
     if not is_root:
         width = max(width, o.meta_width)
-    y0 = pad_top + (inner_h - core_h) / 2
+    # bridges on the group border (border.py): inputs where the flow starts, outputs where it
+    # ends, spread along the border so that they never overlap, in rows when there are many
+    rd = o.layout.rankdir
+    bw, bh = o.bridge_size
+    start_low = rd in (RankDir.BT, RankDir.RL)
+    per_border: dict[bool, list] = {True: [], False: []}
+    for (incoming, outer), b in bridges.items():
+        bx, by = res.positions[b]
+        per_border[incoming != start_low].append((incoming, outer, bx, by))
+    rows = {True: 0, False: 0}
+    if rd.vertical:
+        rows = {at_low: (bridge_rows(len(v), width, height, pad, o) if v else 0) for at_low, v in per_border.items()}
+        extra_top, extra_bottom = band_extra(rows, pad_top, pad, o)
+        height += extra_top + extra_bottom
+    else:
+        extra_top = 0.0
+    y0 = pad_top + extra_top + (inner_h - core_h) / 2
+    along_total = width if rd.vertical else height
+    need = max(math.ceil(len(v) / max(rows[k] if rd.vertical else 1, 1)) for k, v in per_border.items()) * (bw + 1.0) + 2 * pad
+    if need > along_total:
+        if rd.vertical:
+            width = need
+        else:
+            height = need
+    per_border = {k: [(i, out, bx + x0 if rd.vertical else by + y0) for i, out, bx, by in v] for k, v in per_border.items()}
     nodes: list[PlacedNode] = []
     box: dict = {}
     for c in core:
@@ -157,39 +210,15 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
         nodes.append(PlacedNode(name, NodeKind.IN_EMBEDDING, cx + x0, cy + y0, ew, eh, hid=c, of=name))
         box[c] = (cx + x0, cy + y0, ew, eh)
     for boxes, cx in ((lcol, pad + lw / 2), (rcol, width - pad - rw_ / 2)):
-        y = pad_top
-        for (bw, bh), c in boxes:
-            box[c] = place_child(h, c, cx, y + bh / 2, sizes[c], o, nodes, kind_fn, extracted=True, annex=annex,
+        y = pad_top + extra_top
+        for (_, ch), c in boxes:
+            box[c] = place_child(h, c, cx, y + ch / 2, sizes[c], o, nodes, kind_fn, extracted=True, annex=annex,
                                  out_edges=annex_edges)
-            y += bh + sep
-    # bridges on the group border: inputs where the flow starts, outputs where it ends,
-    # spread along the border so that they never overlap
-    rd = o.layout.rankdir
-    bw, bh = o.bridge_size
-    start_low = rd in (RankDir.BT, RankDir.RL)
-    per_border: dict[bool, list] = {True: [], False: []}
-    for (incoming, outer), b in bridges.items():
-        bx, by = res.positions[b]
-        at_low = incoming != start_low
-        per_border[at_low].append((incoming, outer, bx + x0 if rd.vertical else by + y0))
-    along_total = width if rd.vertical else height
-    need = max(len(v) for v in per_border.values()) * (bw + 1.0) + 2 * pad
-    if need > along_total:
-        if rd.vertical:
-            width = need
-        else:
-            height = need
-        along_total = need
-    for at_low, items in per_border.items():
-        spots = spread([v[2] for v in items], (bw if rd.vertical else bh) + 1.0, pad + bw / 2, along_total - pad - bw / 2)
-        for (incoming, outer, _), a in zip(items, spots):
-            if rd.vertical:
-                bx, by = a, (bh / 2 if at_low else height - bh / 2)
-            else:
-                bx, by = (bw / 2 if at_low else width - bw / 2), a
-            name = bridge_name(h, gid, incoming, outer)
-            nodes.append(PlacedNode(name, NodeKind.BRIDGE, bx, by, bw, bh, of=h.name_of(outer), label=h.label(outer)))
-            box[("bridge", incoming, outer)] = (bx, by, bw, bh)
+            y += ch + sep
+    for incoming, outer, bx, by in place_bridges(per_border, rows, width, height, pad, rd.vertical, o):
+        name = bridge_name(h, gid, incoming, outer)
+        nodes.append(PlacedNode(name, NodeKind.BRIDGE, bx, by, bw, bh, of=h.name_of(outer), label=h.label(outer)))
+        box[("bridge", incoming, outer)] = (bx, by, bw, bh)
     def name_of(key) -> str:
         if isinstance(key, tuple) and key[0] == "bridge":
             return bridge_name(h, gid, key[1], key[2])
@@ -204,7 +233,8 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
         sx, sy = res.positions[lid]
         sw, sh = o.stub_size
         arrow = "\u2192 " if key[2] == "out" else "\u2190 "
-        nodes.append(PlacedNode(name_of(key), NodeKind.STUB, sx + x0, sy + y0, sw, sh, of=name_of(other),
+        of = h.name_of(other[2]) if isinstance(other, tuple) and other[0] == "bridge" else name_of(other)
+        nodes.append(PlacedNode(name_of(key), NodeKind.STUB, sx + x0, sy + y0, sw, sh, of=of,
                                 label=arrow + label_of(other)))
         box[key] = (sx + x0, sy + y0, sw, sh)
     edges = []
@@ -218,5 +248,5 @@ def _layout_flow(h, gid, sizes, o: SceneOptions, is_root: bool) -> GroupLayout:
         pts = [list(p) for p in attach_ends(pts, sb, tb)]
         edges.append(PlacedEdge(name_of(s), name_of(t), pts, kind, size, count, base, reversed=back))
     edges.extend(annex_edges)
-    return GroupLayout(width, height, nodes, edges, engine=res.engine_used.value,
+    return GroupLayout(width, height, nodes, edges, engine="pack" if packed else res.engine_used.value,
                        seconds=res.timings.get("total", 0.0))

@@ -29,6 +29,8 @@ class SceneOptions:
     stub_size: tuple[float, float] = (10.0, 6.0)
     # expanded group box
     padding_top: float = 24.0  # room for the group label
+    header_band: float = 13.0  # the label's band at the top: no bridge drawn in it (border.py)
+    bridge_band_aspect: float = 4.0  # bridges wrap into rows past max(width, this * height) (border.py)
     padding: float = 10.0
     series_gap: float = 8.0  # between stacked series members
     # auxiliary node extraction (stock: minNodeCountForExtraction 15, minDegreeForExtraction 5,
@@ -45,6 +47,19 @@ class SceneOptions:
     # hub bridges (annotate.py): an outside neighbour joined to more flow children than this is
     # drawn as a stub beside each of them instead of one bridge node; 0 disables
     max_bridge_degree: int = 40
+    # component packing (pack.py, Graphviz pack / ELK component packing): a group whose children
+    # fall into several weakly connected components (bridges aside) is drawn as a grid of them,
+    # rows wrapped at about pack_aspect (width / height); with bridges only from
+    # pack_min_components components on
+    pack: bool = True
+    pack_min_components: int = 8
+    pack_aspect: float = 1.5
+    pack_gap: float = 20.0
+    # a flow drawing taller than fold_aspect times its width is folded into bands side by side (fold.py)
+    fold_aspect: float = 8.0
+    # a series stack taller than series_max_aspect times its width wraps into columns (series.py)
+    series_max_aspect: float = 4.0
+    series_column_gap: float = 20.0
     # edge stroke width: power scale (exponent 0.3) of summed tensor size over [1, 5e6]
     edge_width: tuple[float, float] = (0.75, 12.0)
     edge_size_domain: tuple[float, float] = (1.0, 5e6)

@@ -1,16 +1,23 @@
 """Expanded SeriesNode: members stacked along the rank axis in index order.
 
 A series (``add_[1-5]``, ``Layer[0-5]``) is drawn as a column: member 0 where the flow starts
-(the bottom for rankdir BT), each next member above the previous one, ``series_gap`` apart;
+(the bottom for rankdir BT), each next member above the previous one, ``series_gap`` apart; a
+stack more than ``series_max_aspect`` times as tall as wide wraps into columns of equal member
+count (:func:`stack_columns`, ours: the 428 members of ``sgd/Mul_[0-427]`` were 81 x 11,154 px),
+read column by column, left to right (a wrapped stack draws its boundary edges as stubs beside
+each member, :func:`border_stubs`, not as lines from the side borders across the columns);
 edges between consecutive members are straight, others run in a lane on the right; bridges
 for edges crossing the series border sit on the left (inputs) and right (outputs) borders,
 spread so that they never overlap.
 
-Pre: member sizes. Post: the :mod:`group` post-conditions, and members' boxes are ordered
-along the rank axis by index with no overlap.
+Pre: member sizes. Post: the :mod:`group` post-conditions, and within each column members'
+boxes are ordered along the rank axis by index with no overlap; column ``j`` holds the members
+after those of column ``j - 1``.
 """
 
 from __future__ import annotations
+
+import math
 
 from tb_graph_plugin.api.wire import NodeKind
 from tb_graph_plugin.layout.geometry import attach_ends
@@ -18,6 +25,7 @@ from tb_graph_plugin.layout.model import RankDir
 from tb_graph_plugin.layout.scene.bridge import boundary_edges
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.placed import (
+    Annex,
     GroupLayout,
     PlacedEdge,
     PlacedNode,
@@ -28,7 +36,31 @@ from tb_graph_plugin.layout.scene.placed import (
     spread,
 )
 
-__all__ = ["layout_series"]
+__all__ = ["layout_series", "stack_columns"]
+
+
+def stack_columns(heights: list[float], col_w: float, o: SceneOptions) -> list[list[int]]:
+    """Member indices per column, in index order: one column while the stack is at most
+    ``o.series_max_aspect`` times as tall as wide, else ``c`` columns whose member counts differ by at most one, with
+    ``c`` chosen so that the whole is about ``o.pack_aspect`` wide per unit height.
+
+    >>> stack_columns([10.0] * 3, 20.0, SceneOptions())
+    [[0, 1, 2]]
+    >>> [len(c) for c in stack_columns([10.0] * 100, 10.0, SceneOptions())]
+    [12, 11, 11, 11, 11, 11, 11, 11, 11]
+    """
+    n = len(heights)
+    total = sum(heights) + o.series_gap * max(n - 1, 0)
+    if n < 2 or total <= o.series_max_aspect * col_w:
+        return [list(range(n))]
+    step = col_w + o.series_column_gap
+    cols = max(2, min(n, round(math.sqrt(o.pack_aspect * total / step))))
+    out, start = [], 0
+    for j in range(cols):  # column lengths differ by at most one member
+        end = start + n // cols + (1 if j < n % cols else 0)
+        out.append(list(range(start, end)))
+        start = end
+    return out
 
 
 def layout_series(h, gid, sizes, o: SceneOptions) -> GroupLayout:
@@ -40,32 +72,47 @@ def layout_series(h, gid, sizes, o: SceneOptions) -> GroupLayout:
     rd = o.layout.rankdir
     bounds = boundary_edges(h, gid)
     bw, bh = o.bridge_size
-    side = bw + o.embedding_gap * 2 if bounds else 0.0
-    inner_w = max((r[0] for r in member_boxes), default=0.0)
     lane = o.layout.edgesep * 2  # right-hand lane for edges between non-adjacent members
-    width = max(o.padding * 2 + side * 2 + inner_w + lane * 2, o.meta_width)
-    total = sum(r[1] for r in member_boxes) + o.series_gap * max(len(members) - 1, 0)
+    annex, annex_edges = None, []
+    inner_w = max((r[0] for r in member_boxes), default=0.0)
+    columns = stack_columns([r[1] for r in member_boxes], inner_w + lane * 2, o)
+    if len(columns) > 1 and bounds:  # wrapped: a line from the side border would cross the columns
+        annex = border_stubs(h, bounds, o)
+        bounds = []
+        member_boxes = [reserved(h, c, sizes[c], o, annex)[0] for c in members]
+        inner_w = max((r[0] for r in member_boxes), default=0.0)
+        columns = stack_columns([r[1] for r in member_boxes], inner_w + lane * 2, o)
+    side = bw + o.embedding_gap * 2 if bounds else 0.0
+    col_w = inner_w + lane * 2
+    width = max(o.padding * 2 + side * 2 + col_w * len(columns) + o.series_column_gap * (len(columns) - 1),
+                o.meta_width)
+    total = max(sum(member_boxes[i][1] for i in col) + o.series_gap * max(len(col) - 1, 0) for col in columns)
     n_side = max(sum(1 for k in {(b.incoming, b.outer) for b in bounds} if k[0]),
                  sum(1 for k in {(b.incoming, b.outer) for b in bounds} if not k[0]), 0)
     total = max(total, n_side * (bh + 1.0))
     height = o.padding_top + total + o.padding
-    cx = width / 2
-    nodes, box = [], {}
+    x_first = (width - col_w * len(columns) - o.series_column_gap * (len(columns) - 1)) / 2 + col_w / 2
+    nodes, box, lane_of = [], {}, {}
     # member 0 where the flow starts: bottom for BT, top for TB (LR/RL drawn like TB/BT)
     upward = rd in (RankDir.BT, RankDir.RL)
-    y = height - o.padding if upward else o.padding_top
-    for c, (rw, rh) in zip(members, member_boxes):
-        cy = y - rh / 2 if upward else y + rh / 2
-        box[c] = place_child(h, c, cx, cy, sizes[c], o, nodes, kind_fn)
-        y = (y - rh - o.series_gap) if upward else (y + rh + o.series_gap)
+    for j, col in enumerate(columns):
+        cx = x_first + j * (col_w + o.series_column_gap)
+        y = height - o.padding if upward else o.padding_top
+        for i in col:
+            c, (rw, rh) = members[i], member_boxes[i]
+            cy = y - rh / 2 if upward else y + rh / 2
+            box[c] = place_child(h, c, cx, cy, sizes[c], o, nodes, kind_fn, annex=annex, out_edges=annex_edges)
+            lane_of[c] = cx + inner_w / 2 + lane
+            y = (y - rh - o.series_gap) if upward else (y + rh + o.series_gap)
     index = {c: i for i, c in enumerate(members)}
+    column_of = {members[i]: j for j, col in enumerate(columns) for i in col}
     edges = []
-    lane_x = cx + inner_w / 2 + lane
     for me in group.metaedges:
         sb, tb = box[me.src], box[me.dst]
-        if abs(index[me.src] - index[me.dst]) == 1:
+        if abs(index[me.src] - index[me.dst]) == 1 and column_of[me.src] == column_of[me.dst]:
             pts = [[sb[0], sb[1]], [tb[0], tb[1]]]
         else:
+            lane_x = lane_of[me.src]
             pts = [[sb[0], sb[1]], [lane_x, sb[1]], [lane_x, tb[1]], [tb[0], tb[1]]]
         pts = [list(p) for p in attach_ends(pts, sb, tb)]
         edges.append(PlacedEdge(h.name_of(me.src), h.name_of(me.dst), pts, me.kind, me.size, me.count,
@@ -96,4 +143,26 @@ def layout_series(h, gid, sizes, o: SceneOptions) -> GroupLayout:
         count = len(be.base_edges)
         s, t = (name, h.name_of(be.inner)) if be.incoming else (h.name_of(be.inner), name)
         edges.append(PlacedEdge(s, t, pts, be.kind, be.size, count, be.base_edges[0] if count == 1 else None))
+    edges.extend(annex_edges)
     return GroupLayout(width, height, nodes, edges, engine="stack")
+
+
+def border_stubs(h, bounds, o: SceneOptions):
+    """Annexes: each boundary edge of a wrapped stack as a stub beside its member naming the
+    outside end (inputs left, outputs right; one stub per member, direction and outside node)."""
+    annex: dict = {}
+    stubs: dict = {}
+    for be in bounds:
+        key = (be.inner, be.incoming, be.outer)
+        count = len(be.base_edges)
+        edge = (be.kind, be.size, count, be.base_edges[0] if count == 1 else None)
+        if key in stubs:
+            stubs[key].edges.append(edge)
+            continue
+        col = 0 if be.incoming else 1
+        arrow = "\u2190 " if be.incoming else "\u2192 "
+        name = f"{h.name_of(be.inner)}/__ann_{'in' if be.incoming else 'out'}__/{h.name_of(be.outer)}"
+        stubs[key] = Annex(name, NodeKind.STUB, *o.stub_size, of=h.name_of(be.outer), label=arrow + h.label(be.outer),
+                           edges=[edge])
+        annex.setdefault(be.inner, ([], []))[col].append(stubs[key])
+    return annex

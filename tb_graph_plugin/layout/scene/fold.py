@@ -1,0 +1,74 @@
+"""Folding a tall flow into bands side by side (a long chain of blocks read column by column).
+
+Ours, after the newspaper-column idea of ELK's ``wrapping`` strategies (``ELK Layered: graph
+wrapping``, single-edge / multi-edge wrapping: a long, narrow layered drawing is cut between
+layers into chunks placed next to each other). InceptionV3's model group is a chain of 27
+modules, 110 x 1,326 px (aspect 12:1) when drawn as one column. A group's drawing whose height
+exceeds ``o.fold_aspect`` times its width is cut into ``k`` bands of about equal height along
+the rank axis (cuts between ranks, at node centres), each band laid out on its own and placed
+left to right in flow order (band 0, where the flow starts, on the left), bottoms aligned. An
+edge between two bands becomes two labelled stubs, as :mod:`~tb_graph_plugin.layout.scene.stubs`
+cuts long edges (nGraph 002): ``→ target`` at its source and ``← source`` at its target.
+
+Pre: a LayoutGraph and its layout (``res``), ``meta`` parallel to the edges (the ``_bridge_graph``
+tuples), vertical rankdir. Post (:func:`fold_layout`): a LayoutResult of the same nodes plus the
+new stubs, bands pairwise disjoint (``o.pack_gap`` apart), every edge inside one band; the
+returned stubs name the other end of each cut edge.
+"""
+
+from __future__ import annotations
+
+import math
+
+from tb_graph_plugin.layout import LayoutEdge, LayoutGraph, LayoutNode, LayoutResult, layout
+from tb_graph_plugin.layout.model import RankDir
+from tb_graph_plugin.layout.scene.options import SceneOptions
+from tb_graph_plugin.layout.scene.pack import assemble
+
+__all__ = ["fold_bands", "fold_layout"]
+
+
+def fold_bands(res: LayoutResult, o: SceneOptions) -> int:
+    """How many bands the drawing ``res`` is folded into (1: not folded)."""
+    if not o.layout.rankdir.vertical or res.height <= o.fold_aspect * max(res.width, o.meta_width):
+        return 1
+    rows = len({round(y, 1) for _, y in res.positions.values()})
+    step = max(res.width, o.meta_width) + o.pack_gap
+    # k bands: about k * step wide and height / k tall, k * step / (height / k) ~ pack_aspect
+    return max(1, min(rows // 2, round(math.sqrt(o.pack_aspect * res.height / step))))
+
+
+def fold_layout(graph: LayoutGraph, meta: list, res: LayoutResult, k: int, o: SceneOptions):
+    """``(result, meta, stubs)`` of ``graph`` folded into ``k`` bands (see the module doc)."""
+    upward = o.layout.rankdir is RankDir.BT
+    along = {nid: (res.height - y if upward else y) for nid, (x, y) in res.positions.items()}  # from the flow start
+    band_h = res.height / k
+    band = {nid: min(k - 1, int(a // band_h)) for nid, a in along.items()}
+    parts_nodes: list[list[LayoutNode]] = [[] for _ in range(k)]
+    for n in graph.nodes:
+        parts_nodes[band[n.id]].append(n)
+    parts_edges: list[list] = [[] for _ in range(k)]
+    stubs = []
+    for e, m in zip(graph.edges, meta):
+        bs, bt = band[e.source], band[e.target]
+        if bs == bt:
+            parts_edges[bs].append((e, m))
+            continue
+        j = len(stubs) // 2
+        out_id, in_id = f"w{j}o", f"w{j}i"
+        out_key, in_key = ("stub", f"w{j}", "out"), ("stub", f"w{j}", "in")
+        parts_nodes[bs].append(LayoutNode(out_id, *o.stub_size))
+        parts_nodes[bt].append(LayoutNode(in_id, *o.stub_size))
+        stubs += [(out_id, out_key, m[1]), (in_id, in_key, m[0])]
+        parts_edges[bs].append((LayoutEdge(e.source, out_id, e.weight, e.kind), (m[0], out_key) + tuple(m[2:])))
+        parts_edges[bt].append((LayoutEdge(in_id, e.target, e.weight, e.kind), (in_key, m[1]) + tuple(m[2:])))
+    keep = [b for b in range(k) if parts_nodes[b]]
+    results = [layout(LayoutGraph(parts_nodes[b], [x[0] for x in parts_edges[b]]), o.layout) for b in keep]
+    height = max(r.height for r in results)
+    corners, x = [], 0.0
+    for r in results:
+        corners.append((x, height - r.height if upward else 0.0))
+        x += r.width + o.pack_gap
+    out, out_meta = assemble(results, [parts_edges[b] for b in keep], corners, x - o.pack_gap, height)
+    out.timings["bands"] = float(len(keep))
+    return out, out_meta, stubs
