@@ -15,6 +15,7 @@ Post-condition: without the variable, ``check`` returns at once and never reads 
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -47,14 +48,25 @@ def check(stage: str, graph_key) -> None:
     for index, rule in enumerate(rules):
         if rule.get("stage") != stage or rule.get("graph", "") not in where:
             continue
-        times = rule.get("times")
-        if times is not None and crashes(path).count(index) >= times:
+        if not _claim(path, index, rule.get("times")):
             continue
-        fd = os.open(path + ".ledger", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, f"{index}\n".encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
         os.kill(os.getpid(), signal.SIGSTOP if rule.get("action") == "stop" else signal.SIGKILL)
         return
+
+
+def _claim(path: str, index: int, times) -> bool:
+    """Record one more fault of rule ``index`` unless it has happened ``times`` times.
+
+    Count and append under an exclusive lock of the ledger: two workers reaching the stage
+    at once must not both read "0 so far" (a rule with ``times: 1`` stopped two workers).
+    """
+    fd = os.open(path + ".ledger", os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if times is not None and crashes(path).count(index) >= times:
+            return False
+        os.write(fd, f"{index}\n".encode())
+        os.fsync(fd)
+        return True
+    finally:
+        os.close(fd)  # releases the lock

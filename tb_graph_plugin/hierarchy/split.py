@@ -6,7 +6,9 @@ This phase (ours; the issue's "wide groups", no reference document) cuts the chi
 every group with more than ``max_children`` (``HierarchyOptions.split_max_children``,
 default :data:`DEFAULT_MAX_CHILDREN`) into consecutive runs, **by position** in the
 children order (GraphDef order: in an optimizer, the update ops of one variable sit side by
-side), each run becoming a :class:`SplitNode`:
+side), first made a topological order of the children's dataflow that moves only what must
+move (a producer written after its consumer is pulled in before it), so that edges between
+runs only go forward and the runs never form a cycle; each run becoming a :class:`SplitNode`:
 
 * the number of runs is ``k = ceil(n / max_children)``; each cut is placed within
   +-10% of the balanced position (and never making a run longer than ``max_children``)
@@ -26,8 +28,9 @@ Pre-condition: scopes, inferred scopes and op series made; metaedges not yet bui
 are computed afterwards on the final tree). Block series (a later phase) are not split.
 
 Post-condition: no group has more than ``max_children`` children (block series aside);
-the concatenation of a split group's runs, in order, is its former children list (order
-kept); every main op is still in exactly one ``children`` list, with ``h.op_parent`` and
+the concatenation of a split group's runs, in order, is its former children list in that
+dataflow order (GraphDef order where it already is one); a split group's metagraph is acyclic
+when its children's graph was; every main op is still in exactly one ``children`` list, with ``h.op_parent`` and
 ``MetaNode.parent`` pointing at its holder; ``h.series_of_op`` names each member's series.
 """
 
@@ -38,6 +41,7 @@ import math
 
 import numpy as np
 
+from tb_graph_plugin.hierarchy.dataflow import child_graph, is_acyclic
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaNode, SeriesNode
 from tb_graph_plugin.hierarchy.scopes import add_group
 
@@ -168,9 +172,46 @@ def _cuts(jumps: np.ndarray, total: int, limit: int) -> list[int]:
     return cuts
 
 
+def _dataflow_order(h: Hierarchy, g: MetaNode) -> list[int]:
+    """The children in GraphDef order, each preceded by its not yet placed producers.
+
+    A topological order of the children's DAG as close to GraphDef order as the dataflow
+    allows (a shared ``Cast`` written late is pulled in before its first consumer), so that
+    every edge between consecutive runs goes forward and the runs never form a cycle. The
+    children as they are when their graph has a cycle already.
+    """
+    children = g.children
+    succ = child_graph(h, g.id)
+    if not is_acyclic(succ):
+        return list(children)
+    pred: list[list[int]] = [[] for _ in children]
+    for k, s in enumerate(succ):
+        for j in s:
+            pred[j].append(k)
+    placed = [False] * len(children)
+    order: list[int] = []
+    for start in range(len(children)):
+        if placed[start]:
+            continue
+        stack = [(start, iter(sorted(pred[start])))]
+        while stack:
+            k, producers = stack[-1]
+            for p in producers:
+                if not placed[p]:
+                    stack.append((p, iter(sorted(pred[p]))))
+                    break
+            else:
+                stack.pop()
+                if not placed[k]:
+                    placed[k] = True
+                    order.append(children[k])
+    return order
+
+
 def _split_group(h: Hierarchy, g: MetaNode, limit: int) -> int:
     made = 0
-    ranges = None  # original positions of the current children (after a first level)
+    g.children = _dataflow_order(h, g)
+    ranges = None  # positions in that order of the current children (after a first level)
     while len(g.children) > limit:
         children = g.children
         if ranges is None:

@@ -13,6 +13,7 @@ from tb_graph_plugin.cli import load_graph_def
 from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy
 from tb_graph_plugin.hierarchy.split import DEFAULT_MAX_CHILDREN, SplitNode, is_artificial, split_wide_groups
+from tb_graph_plugin.hierarchy.dataflow import graph_from_metaedges, is_acyclic
 from tests.hierarchy.invariants import check_invariants
 
 REPO = Path(__file__).resolve().parents[2]
@@ -145,3 +146,21 @@ def test_real_l48_optimizer_group_is_split(l48_trace):
     # the optimizer's 1542-member op series are cut into sub-series of <= 1000 members
     assert not any(s.name == "adam/Add_[0-1541]" for s in h.series_nodes())
     assert h.timings["split"] < 1.0
+
+
+def test_regression_split_runs_never_form_a_cycle():
+    # a shared producer written after its consumers (an optimizer's step counter read late in
+    # GraphDef): cutting by GraphDef position alone made run 2 feed run 1 and run 1 feed run 2
+    g = _wide_graph(300)
+    g.node.add(name="adam/late_cast", op="Cast", input=["adam/Assign_5"])  # written last: run 2
+    next(node for node in g.node if node.name == "adam/Sub_10").input.append("adam/late_cast")
+    ref = _h(g, series_min_size=0, split_max_children=10**9)
+    before = [ref.name_of(c) for c in ref.group("adam").children]
+    h = _h(g, series_min_size=0)
+    _check_split(h, DEFAULT_MAX_CHILDREN)
+    after = [h.name_of(c) for c in _flatten(h, h.id_of("adam"))]
+    assert sorted(after) == sorted(before)
+    assert after.index("adam/Assign_5") < after.index("adam/late_cast") < after.index("adam/Sub_10")
+    others = [n for n in after if n != "adam/late_cast"]
+    assert others == [n for n in before if n != "adam/late_cast"]  # only what must move moves
+    assert is_acyclic(graph_from_metaedges(h, h.id_of("adam")))
