@@ -111,5 +111,5 @@ def _build(slim: SlimGraph, options: Optional[HierarchyOptions]) -> Hierarchy:
         for g in h.groups:
             g.template = None
     step("stats", stats.compute_stats)
-    h.out_neighbours = None  # the grouping phases' adjacency: not needed once the tree is final
+    h.out_neighbours = h.edge_arrays = None  # the grouping phases' adjacency: not needed once the tree is final
     return h

@@ -26,12 +26,15 @@ the group asked about (metaedges are not needed). Post-conditions are stated per
 
 from __future__ import annotations
 
+from bisect import insort
 from typing import Iterable, Optional, Sequence
+
+import numpy as np
 
 from tb_graph_plugin.graph.model import MAIN
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
-__all__ = ["child_graph", "Contraction", "series_shape", "dominator_regions", "is_acyclic"]
+__all__ = ["child_edges", "child_graph", "Contraction", "series_shape", "dominator_regions", "is_acyclic"]
 
 
 def _out_edges(h: Hierarchy) -> list[list[int]]:
@@ -45,6 +48,25 @@ def _out_edges(h: Hierarchy) -> list[list[int]]:
     return table
 
 
+_NUMPY_MIN_CHILDREN = 64  # bigger groups (a model's layers, an optimizer) are mapped with numpy
+
+
+def child_edges(h: Hierarchy, children: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(source, destination) positions in ``children`` of every base edge between two of them."""
+    n = h.n_ops
+    if h.edge_arrays is None:
+        h.edge_arrays = (np.asarray(h.slim.edge_src, dtype=np.int64), np.asarray(h.slim.edge_dst, dtype=np.int64))
+    pos = np.full(n, -1, dtype=np.int64)
+    for k, c in enumerate(children):
+        if c < n:
+            pos[c] = k
+        else:
+            pos[np.fromiter(h.leaf_ops(c), dtype=np.int64)] = k
+    src, dst = pos[h.edge_arrays[0]], pos[h.edge_arrays[1]]
+    keep = (src >= 0) & (dst >= 0) & (src != dst)
+    return src[keep], dst[keep]
+
+
 def child_graph(h: Hierarchy, gid: int) -> list[set[int]]:
     """Successor sets over the positions of ``h.group(gid).children``.
 
@@ -52,6 +74,13 @@ def child_graph(h: Hierarchy, gid: int) -> list[set[int]]:
     child ``a`` to an op under child ``b`` (an op child is "under" itself).
     """
     children = h.group(gid).children
+    if len(children) >= _NUMPY_MIN_CHILDREN:
+        src, dst = child_edges(h, children)
+        m = len(children)
+        succ_np: list[set[int]] = [set() for _ in children]
+        for p in np.unique(src * m + dst).tolist():
+            succ_np[p // m].add(p % m)
+        return succ_np
     n_ops = h.n_ops
     groups = h.groups
     pos: dict[int, int] = {}
@@ -93,18 +122,49 @@ def is_acyclic(succ: Sequence[Iterable[int]]) -> bool:
     return _topological(succ) is not None
 
 
+def topological_rank(succ: Sequence[Iterable[int]]) -> Optional[list[int]]:
+    """Each position's index in a topological order, or None when the graph has a cycle."""
+    order = _topological(succ)
+    if order is None:
+        return None
+    rank = [0] * len(succ)
+    for r, k in enumerate(order):
+        rank[k] = r
+    return rank
+
+
 class Contraction:
     """Accept groupings of positions one by one while the quotient graph stays acyclic.
 
     ``within`` (optional) restricts the search to those positions: the members of an
-    accepted outer block when its inner blocks are decided.
+    accepted outer block when its inner blocks are decided. ``rank`` (optional, a topological
+    rank of ``succ``, computed on first use) bounds each search: edges raise the rank, so a
+    path that leaves a proposal and comes back never climbs above the proposal's highest rank,
+    except through an accepted block that reaches below it (a block is entered at one member
+    and left at any); the bound is widened by those blocks, and the search is local (a chain
+    of 128 layers costs 128 short searches, not 128 walks to the end of the model).
     """
 
-    def __init__(self, succ: Sequence[Iterable[int]], within: Optional[set[int]] = None) -> None:
+    def __init__(self, succ: Sequence[Iterable[int]], within: Optional[set[int]] = None,
+                 rank: Optional[list[int]] = None) -> None:
         self.succ = succ
         self.within = within
         self.block_of: dict[int, int] = {}  # position -> accepted block number
         self.blocks: list[list[int]] = []
+        self.rank = rank
+        self._spans: list[tuple[int, int]] = []  # (lowest, highest rank) of each block, sorted
+
+    def _bound(self, members: list[int]) -> Optional[int]:
+        if self.rank is None:
+            self.rank = topological_rank(self.succ) or []
+        if not self.rank:
+            return None  # a cyclic graph: search everything
+        bound = max(self.rank[m] for m in members)
+        for lo, hi in self._spans:  # sorted by lowest rank: one sweep reaches the fixpoint
+            if lo >= bound:
+                break
+            bound = max(bound, hi)
+        return bound
 
     def try_add(self, members: Iterable[int]) -> bool:
         """Accept ``members`` as one block unless a path leaves it and comes back."""
@@ -113,6 +173,8 @@ class Contraction:
         if any(m in self.block_of for m in members):
             raise ValueError("a proposal overlaps an accepted block")
         succ, within, block_of, blocks = self.succ, self.within, self.block_of, self.blocks
+        bound = self._bound(members)
+        rank = self.rank
         seen: set[int] = set()
         seen_blocks: set[int] = set()
         stack = [j for m in members for j in succ[m] if j not in inside]
@@ -123,6 +185,8 @@ class Contraction:
             if x in inside:
                 return False
             seen.add(x)
+            if bound is not None and rank[x] > bound:
+                continue  # from above the bound no path comes back down
             b = block_of.get(x)
             if b is None:
                 stack.extend(succ[x])
@@ -135,6 +199,8 @@ class Contraction:
         blocks.append(members)
         for m in members:
             block_of[m] = b
+        if rank:
+            insort(self._spans, (min(rank[m] for m in members), max(rank[m] for m in members)))
         return True
 
 

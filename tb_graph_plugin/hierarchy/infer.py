@@ -45,7 +45,7 @@ import functools
 import re
 from collections import Counter
 
-from tb_graph_plugin.hierarchy.dataflow import Contraction, child_graph
+from tb_graph_plugin.hierarchy.dataflow import Contraction, child_graph, topological_rank
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.scopes import add_group
 
@@ -158,8 +158,8 @@ def _kept_chains(h: Hierarchy, labels: list[str], memo: dict) -> list[list[str]]
     return [[p for p, _ in chain if p in sized and family_size[sized[p]] >= 2] for chain in proposed]
 
 
-def _reach(succ, start, within) -> set[int]:
-    """Positions reachable from ``start`` (excluded unless on a cycle), inside ``within``."""
+def _reach(succ, start, within, stop) -> set[int]:
+    """Positions reachable from ``start`` inside ``within``, not walking past ``stop(x)``."""
     seen: set[int] = set()
     stack = [j for k in start for j in succ[k]]
     while stack:
@@ -167,7 +167,8 @@ def _reach(succ, start, within) -> set[int]:
         if x in seen or (within is not None and x not in within):
             continue
         seen.add(x)
-        stack.extend(succ[x])
+        if not stop(x):
+            stack.extend(succ[x])
     return seen
 
 
@@ -196,14 +197,23 @@ def _accepted(h: Hierarchy, gid: int, chains: list[list[str]]) -> list[list[str]
             pred[j].append(k)
     accepted: set[str] = set()
     absorbed: dict[int, str] = {}  # position -> the candidate that took it in
+    rank = topological_rank(succ)
+
+    def hull_of(members, within) -> set[int]:
+        """What lies on a path from ``members`` back to them (between their ranks, in a DAG)."""
+        if rank is None:
+            return _reach(succ, members, within, lambda x: False) & _reach(pred, members, within, lambda x: False)
+        lo, hi = min(rank[m] for m in members), max(rank[m] for m in members)
+        return (_reach(succ, members, within, lambda x: rank[x] >= hi)
+                & _reach(pred, members, within, lambda x: rank[x] <= lo))
 
     def decide(level: list[str], within, claimed_here) -> None:
-        contraction = Contraction(succ, within)
+        contraction = Contraction(succ, within, rank)
         queue = sorted(level, key=lambda p: -len(positions[p]))
         while queue:
             p = queue.pop(0)
             members = positions[p]
-            hull = _reach(succ, members, within) & _reach(pred, members, within)
+            hull = hull_of(members, within)
             glue = hull.difference(members)
             if glue and (len(glue) > len(members) or glue & claimed_here
                          or any(g in contraction.block_of for g in glue)):

@@ -78,7 +78,7 @@ class HierarchyOptions:
     """An inferred group holds at least this many siblings."""
     region_min_children: int = 12
     """Dataflow block inference (``hierarchy.regions``) looks at groups with at least this
-    many children left after name inference (same switch: ``infer_scopes``)."""
+    many group children (layers) left after name inference (same switch: ``infer_scopes``)."""
     region_min_size: int = 3
     """A dataflow region becomes a group when it holds at least this many children."""
     templates: bool = True
@@ -194,6 +194,7 @@ class Hierarchy:
         self.timings: dict[str, float] = {}
         self.profile: Optional[dict[str, Any]] = None  # op id -> stats, set by profile join
         self.out_neighbours: Optional[list[list[int]]] = None  # op -> base-edge destinations (hierarchy.dataflow)
+        self.edge_arrays: Optional[tuple] = None  # (edge_src, edge_dst) as numpy arrays (hierarchy.dataflow)
 
     # ---- ids and names -----------------------------------------------------------------
     @property

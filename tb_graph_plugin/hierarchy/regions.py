@@ -54,7 +54,8 @@ def infer_regions(h: Hierarchy) -> int:
         children = g.children
         if len(children) < opts.region_min_children or g.inferred or g.is_series:
             continue
-        if sum(1 for c in children if c >= h.n_ops) * 2 < len(children):
+        layers = sum(1 for c in children if c >= h.n_ops)
+        if layers < opts.region_min_children or layers * 2 < len(children):
             continue  # an op-level graph (inside a layer, a training step's root): no layers to cut
         created += _regions_in_group(h, g)
     h.inferred_scopes = h.inferred_scopes or created > 0

@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from tb_graph_plugin.hierarchy.dataflow import child_graph, is_acyclic
+from tb_graph_plugin.hierarchy.dataflow import child_edges
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaNode, SeriesNode
 from tb_graph_plugin.hierarchy.scopes import add_group
 
@@ -125,30 +125,18 @@ def _free_name(h: Hierarchy, name: str) -> str:
 
 # ---- wide groups ---------------------------------------------------------------------------
 
-def _jump_counts(h: Hierarchy, g: MetaNode, max_span: int) -> np.ndarray:
+def _jump_counts(h: Hierarchy, g: MetaNode, max_span: int, edges) -> np.ndarray:
     """``out[p]`` = local base edges (positions of their ends at most ``max_span`` apart)
     between a child before position p and one at or after it; edges from hubs (which
     jump over any cut near them alike) are not counted."""
-    children = g.children
-    n = h.n_ops
-    pos = np.full(n, -1, dtype=np.int64)
-    for i, c in enumerate(children):
-        if c < n:
-            pos[c] = i
-        else:
-            pos[np.fromiter(h.leaf_ops(c), dtype=np.int64)] = i
-    owner = np.asarray(h.slim.owner, dtype=np.int64)
-    emb = owner >= 0
-    pos[emb] = pos[owner[emb]]  # embedding ops sit beside their owner
-    src = pos[np.asarray(h.slim.edge_src, dtype=np.int64)]
-    dst = pos[np.asarray(h.slim.edge_dst, dtype=np.int64)]
-    keep = (src >= 0) & (dst >= 0) & (src != dst) & (np.abs(src - dst) <= max_span)
+    src, dst = edges
+    keep = np.abs(src - dst) <= max_span
     a = np.minimum(src[keep], dst[keep])
     b = np.maximum(src[keep], dst[keep])
-    diff = np.zeros(len(children) + 2, dtype=np.int64)
+    diff = np.zeros(len(g.children) + 2, dtype=np.int64)
     np.add.at(diff, a + 1, 1)
     np.add.at(diff, b + 1, -1)
-    return np.cumsum(diff)[: len(children) + 1]
+    return np.cumsum(diff)[: len(g.children) + 1]
 
 
 def _cuts(jumps: np.ndarray, total: int, limit: int) -> list[int]:
@@ -177,34 +165,46 @@ def _dataflow_order(h: Hierarchy, g: MetaNode) -> list[int]:
 
     A topological order of the children's DAG as close to GraphDef order as the dataflow
     allows (a shared ``Cast`` written late is pulled in before its first consumer), so that
-    every edge between consecutive runs goes forward and the runs never form a cycle. The
-    children as they are when their graph has a cycle already.
+    every edge between consecutive runs goes forward and the runs never form a cycle. Only a
+    child with a producer after it starts a walk over producers; the children as they are
+    when their graph has a cycle.
     """
     children = g.children
-    succ = child_graph(h, g.id)
-    if not is_acyclic(succ):
-        return list(children)
-    pred: list[list[int]] = [[] for _ in children]
-    for k, s in enumerate(succ):
-        for j in s:
-            pred[j].append(k)
+    src, dst = child_edges(h, g.children)
+    back = src > dst
+    if not back.any():
+        return list(children)  # GraphDef order is already one
+    by_dst = np.argsort(dst, kind="stable")
+    producers_of, targets = src[by_dst], dst[by_dst]
+    starts = np.searchsorted(targets, np.arange(len(children) + 1)).tolist()
+    producers_of = producers_of.tolist()
+    late = set(np.unique(dst[back]).tolist())
     placed = [False] * len(children)
     order: list[int] = []
-    for start in range(len(children)):
-        if placed[start]:
+    for k in range(len(children)):
+        if placed[k]:
             continue
-        stack = [(start, iter(sorted(pred[start])))]
+        if k not in late:  # every producer comes earlier, so it is placed
+            placed[k] = True
+            order.append(children[k])
+            continue
+        on_path = {k}
+        stack = [(k, iter(sorted(set(producers_of[starts[k]:starts[k + 1]]))))]
         while stack:
-            k, producers = stack[-1]
+            x, producers = stack[-1]
             for p in producers:
-                if not placed[p]:
-                    stack.append((p, iter(sorted(pred[p]))))
-                    break
+                if placed[p]:
+                    continue
+                if p in on_path:
+                    return list(children)  # a cycle: no order puts producers first
+                on_path.add(p)
+                stack.append((p, iter(sorted(set(producers_of[starts[p]:starts[p + 1]])))))
+                break
             else:
                 stack.pop()
-                if not placed[k]:
-                    placed[k] = True
-                    order.append(children[k])
+                on_path.discard(x)
+                placed[x] = True
+                order.append(children[x])
     return order
 
 
@@ -217,7 +217,7 @@ def _split_group(h: Hierarchy, g: MetaNode, limit: int) -> int:
         if ranges is None:
             ranges = [(i + 1, i + 1) for i in range(len(children))]
         span = max(2, math.ceil(len(children) / math.ceil(len(children) / limit)) // 10)
-        cuts = _cuts(_jump_counts(h, g, span), len(children), limit)
+        cuts = _cuts(_jump_counts(h, g, span, child_edges(h, g.children)), len(children), limit)
         new_children, new_ranges, prev = [], [], 0
         base = "" if g.parent < 0 else g.name + "/"
         stem = "" if g.parent < 0 else g.label + " "

@@ -135,3 +135,25 @@ def test_regression_glue_inside_a_stage_goes_into_the_block_it_sits_in():
     h = _graph(nodes)
     assert h.name_of(h.parent("m/conv2_x")) == "m/conv2_block1"
     assert all(is_acyclic(graph_from_metaedges(h, g.id)) for g in h.groups)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_contraction_bounded_by_rank_decides_as_the_full_search(data):
+    n = data.draw(st.integers(2, 30))
+    succ = [set() for _ in range(n)]
+    for j in range(1, n):
+        for i in data.draw(st.lists(st.integers(0, j - 1), max_size=3, unique=True)):
+            succ[i].add(j)
+    perm = data.draw(st.permutations(range(n)))  # positions need not be in topological order
+    succ = [{perm[j] for j in succ[perm.index(k)]} for k in range(n)]
+    free = list(range(n))
+    proposals = []
+    while len(free) >= 2 and len(proposals) < 6:
+        size = data.draw(st.integers(2, min(5, len(free))))
+        block = data.draw(st.lists(st.sampled_from(free), min_size=size, max_size=size, unique=True))
+        proposals.append(block)
+        free = [k for k in free if k not in block]
+    bounded, full = Contraction(succ), Contraction(succ, rank=[])  # rank=[]: no bound
+    for block in proposals:
+        assert bounded.try_add(block) == full.try_add(block), (succ, proposals)
