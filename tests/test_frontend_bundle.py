@@ -82,7 +82,7 @@ def _ts_interface_fields(source: str, name: str) -> list[str]:
     "cls",
     [wire.GraphRef, wire.StepListing, wire.TagListing, wire.RunListing, wire.Listing, wire.SceneNode,
      wire.SceneEdge, wire.Scene, wire.SceneDelta, wire.Job, wire.NodeDetails, wire.SearchHit,
-     wire.UploadAnswer, wire.ErrorAnswer],
+     wire.UploadAnswer, wire.ErrorAnswer, wire.DiffEntry, wire.GraphDiff],
     ids=lambda c: c.__name__,
 )
 def test_types_ts_mirrors_wire_field_for_field(cls):
@@ -91,7 +91,8 @@ def test_types_ts_mirrors_wire_field_for_field(cls):
 
 
 @pytest.mark.parametrize("enum_cls,ts_name", [(wire.GraphKind, "GraphKind"), (wire.NodeKind, "NodeKind"),
-                                               (wire.EdgeKind, "EdgeKind"), (wire.JobState, "JobState")])
+                                               (wire.EdgeKind, "EdgeKind"), (wire.JobState, "JobState"),
+                                               (wire.DiffStatus, "DiffStatus")])
 def test_types_ts_mirrors_wire_enums(enum_cls, ts_name):
     source = TYPES_TS.read_text(encoding="utf-8")
     m = re.search(r"export type %s = ([^;]+);" % ts_name, source)

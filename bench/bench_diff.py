@@ -1,0 +1,68 @@
+"""``/diff`` time on big graphs (issue 13): the structural diff of two built Hierarchies.
+
+Usage::
+
+    python -m bench.bench_diff A_LOGDIR B_LOGDIR [--repeat 5]
+
+Reads each logdir's default graph with the plugin's own reading code (``ingest.local``), builds
+SlimGraph + Hierarchy once (what a worker holds; timed apart, not part of the diff), then times
+``diff.diff_hierarchies`` ``--repeat`` times: warm = both Hierarchies built, the work the
+``diff`` task does once its graphs are held. Also times serialising the answer to JSON (what the
+task returns) and the diff of A against itself (every node matched by name). Printed: median and
+max seconds, the per-step timings of the last run, the counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from tb_graph_plugin.api import wire  # noqa: E402
+from tb_graph_plugin.diff import diff_hierarchies  # noqa: E402
+from tb_graph_plugin.graph import build_slim_graph  # noqa: E402
+from tb_graph_plugin.hierarchy import build_hierarchy  # noqa: E402
+from tb_graph_plugin.ingest.local import load_graph_def_from_path  # noqa: E402
+
+
+def _timed(fn, repeat):
+    times, out = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return out, statistics.median(times), max(times)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("a")
+    parser.add_argument("b")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    hs = []
+    for path in (args.a, args.b):
+        t = time.perf_counter()
+        h = build_hierarchy(build_slim_graph(load_graph_def_from_path(path)))
+        hs.append(h)
+        print(f"{path}: {h.n_ops:,} ops, {len(h.groups):,} groups, read+built in {time.perf_counter() - t:.1f} s")
+    a, b = hs
+    d, med, mx = _timed(lambda: diff_hierarchies(a, b), args.repeat)
+    print(f"diff A->B: median {med:.3f} s (max {mx:.3f}) over {args.repeat}")
+    print(f"  steps (last run): {d.stats['timings_s']}")
+    print(f"  matched: {d.matched}  counts: {d.counts}")
+    _, med_j, _ = _timed(lambda: wire.to_json(d), args.repeat)
+    print(f"  to_json: median {med_j:.3f} s ({len(wire.to_json(d)) / 1e6:.1f} MB)")
+    d_same, med_s, mx_s = _timed(lambda: diff_hierarchies(a, a), args.repeat)
+    print(f"diff A->A: median {med_s:.3f} s (max {mx_s:.3f}); same={d_same.same}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
