@@ -5,6 +5,7 @@
 import * as api from "./api/client";
 import type { GraphRef, Listing } from "./api/types";
 import { wireCanvas } from "./app/canvas_input";
+import { Compare, GHOST_PREFIX } from "./app/compare";
 import { FrameLoop, timed } from "./app/frame_loop";
 import { showInfo } from "./app/info";
 import { markOnce } from "./marks";
@@ -51,6 +52,15 @@ export class App {
   private traceMode: TraceMode = "off";
   private readonly st: DrawState = { selected: null, traced: null, tracedEdges: null, hidden: new Set(), hover: null };
   private readonly uploads = new Uploads();
+  private readonly compare = new Compare({
+    ref: () => this.ref,
+    view: () => this.view,
+    dark: () => this.renderer.dark,
+    changed: () => void this.diffChanged(),
+    jump: (name) => void jump(this.nav, name),
+    showProgress: (text) => this.ui.showProgress(null, text ?? undefined),
+    showError: (message) => this.ui.showError(message),
+  });
   private readonly nav: NavHost = {
     vp: this.vp,
     ref: () => this.ref,
@@ -73,6 +83,8 @@ export class App {
     this.applyTheme(prefersDark());
     watchTheme((d) => this.applyTheme(d));
     this.wireToolbar();
+    ui.bar.root.appendChild(this.compare.control());
+    ui.infoBox.before(this.compare.panel);
     wireCanvas(ui.canvas, {
       vp: this.vp,
       model: () => this.model,
@@ -158,6 +170,7 @@ export class App {
     try {
       this.listing = await this.listingAnswer;
       markOnce("listing");
+      this.compare.fill(this.listing);
     } catch (e) {
       this.fail(e);
       return;
@@ -189,6 +202,7 @@ export class App {
     this.setModel(null); // never show the previous graph under the new pickers
     this.loader.cancel();
     void this.loadScene(null, undefined, true);
+    if (this.compare.base) void this.compare.refresh();
   }
 
   /**
@@ -210,6 +224,7 @@ export class App {
       return false;
     }
     if (!model) return false; // superseded by a newer load
+    model = await this.compare.decorate(model); // ghosts of the nodes removed, when comparing
     const scene = model.scene;
     this.expanded = scene.expanded;
     this.body.dataset.expanded = JSON.stringify(scene.expanded);
@@ -273,7 +288,9 @@ export class App {
 
   // ---------------------------------------------------------------- colours, trace
   private refreshColors(): void {
-    this.renderer.colorer = new Colorer(this.colorMode, this.model?.nodes ?? [], this.renderer.dark);
+    const nodes = this.model?.nodes ?? [];
+    this.renderer.colorer = (this.colorMode === "diff" && this.compare.colorer(nodes, this.renderer.dark))
+      || new Colorer(this.colorMode, nodes, this.renderer.dark);
     this.body.dataset.colorMode = this.colorMode;
     renderLegend(this.ui.legend, this.renderer.colorer, this.model, this.renderer.palette);
     this.loop.minimapDirty();
@@ -297,7 +314,7 @@ export class App {
   }
 
   toggleExpand(name: string): void {
-    if (!this.isGroup(name) || !this.model) return;
+    if (!this.isGroup(name) || !this.model || name.startsWith(GHOST_PREFIX)) return;
     const node = this.model.node(name)!;
     const [sx, sy] = this.vp.toScreen(node.x, node.y);
     if (this.expanded.includes(name)) {
@@ -324,7 +341,29 @@ export class App {
   }
 
   private showInfo(name: string): void {
-    if (this.ref) void showInfo(this.ui.infoBox, this.ref, this.view, name, () => this.st.selected === name, this.infoActions());
+    if (!this.ref) return;
+    const still = () => this.st.selected === name;
+    const box = this.ui.infoBox;
+    if (name.startsWith(GHOST_PREFIX)) {
+      clear(box); // a removed node: only the base graph has it
+      void this.compare.appendInfo(box, name, still);
+      return;
+    }
+    void showInfo(box, this.ref, this.view, name, still, this.infoActions()).then(() => this.compare.appendInfo(box, name, still));
+  }
+
+  /** A diff arrived or was dropped: ghosts in or out of the scene, the diff colours on or off. */
+  private async diffChanged(): Promise<void> {
+    const on = !!this.compare.active;
+    if (on !== (this.colorMode === "diff")) {
+      this.colorMode = on ? "diff" : "none";
+      this.ui.bar.color.value = this.colorMode;
+    }
+    if (this.model) {
+      const model = await this.compare.decorate(this.model);
+      if (model !== this.model) this.setModel(model);
+    }
+    this.refreshColors();
   }
 
   private infoActions(): InfoActions {

@@ -48,4 +48,8 @@ export const CSS = `
 .gx-name{font-family:monospace;overflow-wrap:anywhere}
 .gx-actions{display:flex;flex-wrap:wrap;gap:6px;margin-top:6px}
 .gx-hidden-file{display:none}
+.gx-diff-table{border-collapse:collapse;font-size:12px;width:100%;table-layout:fixed}
+.gx-diff-table td,.gx-diff-table th{border-bottom:1px solid var(--border);padding:1px 4px;text-align:left;overflow-wrap:anywhere;vertical-align:top}
+.gx-diff-table td:first-child{color:var(--muted);width:30%}
+.gx-diff-changed td{background:rgba(249,171,0,.22)}
 `;
