@@ -5,7 +5,10 @@
 import * as api from "./api/client";
 import type { GraphRef, Listing } from "./api/types";
 import { wireCanvas } from "./app/canvas_input";
-import { Compare, GHOST_PREFIX } from "./app/compare";
+import { Compare, GHOST_PREFIX, refKey } from "./app/compare";
+import type { LinkState } from "./app/deep_link";
+import { LinkBar } from "./app/link_bar";
+import { type Restore, resolveLink } from "./app/restore";
 import { FrameLoop, timed } from "./app/frame_loop";
 import { showInfo } from "./app/info";
 import { markOnce } from "./marks";
@@ -52,6 +55,9 @@ export class App {
   private traceMode: TraceMode = "off";
   private readonly st: DrawState = { selected: null, traced: null, tracedEdges: null, hidden: new Set(), hover: null };
   private readonly uploads = new Uploads();
+  private readonly link: LinkBar = new LinkBar(() => this.linkState());
+  private restoring = true; // until a deep link is applied, the URL is not rewritten
+  private lastLoadError = "";
   private readonly compare = new Compare({
     ref: () => this.ref,
     view: () => this.view,
@@ -85,6 +91,8 @@ export class App {
     this.wireToolbar();
     ui.bar.root.appendChild(this.compare.control());
     ui.infoBox.before(this.compare.panel);
+    ui.bar.root.appendChild(this.link.button);
+    ui.warnings.after(this.link.warning);
     wireCanvas(ui.canvas, {
       vp: this.vp,
       model: () => this.model,
@@ -176,6 +184,12 @@ export class App {
       return;
     }
     const first = pickDefault(this.listing);
+    const restore = resolveLink(this.listing, await this.link.read(), first);
+    if (restore) {
+      void this.restore(restore);
+      return;
+    }
+    this.restoring = false;
     if (!first) {
       this.ui.setStatus("empty");
       this.ui.showEmpty("No graph data in this logdir. Upload a GraphDef (.pbtxt or .pb) or an event file to explore it.");
@@ -185,8 +199,57 @@ export class App {
     this.open(first);
   }
 
+  /**
+   * Opens the view a deep link names (already checked against the listing): its graph, then its
+   * groups (a group the graph no longer has is dropped, with a warning), selection, colour,
+   * trace and compare target. Each part that cannot be honoured adds a warning line.
+   */
+  private async restore(r: Restore): Promise<void> {
+    const warnings = [...r.warnings];
+    this.open(r.ref, true);
+    if (r.expanded === null) await this.loadScene(null, undefined, true);
+    else {
+      const dropped: string[] = [];
+      let ok = false;
+      for (let i = 0; i < 50 && !ok; i++) {
+        this.expanded = r.expanded.filter((g) => !dropped.includes(g));
+        ok = await this.loadScene(null, undefined, false, true);
+        const gone = /cannot expand (['"])(.+?)\1: no such group/.exec(this.lastLoadError);
+        if (!ok && gone) dropped.push(gone[2]);
+        else if (!ok) break;
+      }
+      if (dropped.length) warnings.push(`The link opens ${dropped.length} group${dropped.length > 1 ? "s" : ""} this graph does not have (${dropped.slice(0, 3).join(", ")}${dropped.length > 3 ? ", …" : ""}): left closed.`);
+      if (!ok) await this.loadScene(null, undefined, true);
+    }
+    if (r.compare) await this.compare.setTarget(r.compare);
+    if (r.color) {
+      this.colorMode = r.color;
+      this.ui.bar.color.value = r.color;
+      this.refreshColors();
+    }
+    if (r.trace) {
+      this.traceMode = r.trace;
+      this.ui.bar.trace.value = r.trace;
+    }
+    if (r.selected) {
+      if (this.model?.node(r.selected)) this.select(r.selected);
+      else if (this.ref && (await this.link.nodeExists(this.ref, this.view, r.selected))) await jump(this.nav, r.selected);
+      else warnings.push(`The link selects node "${r.selected}", which this graph does not have.`);
+    }
+    this.updateTrace();
+    this.link.warn(warnings);
+    this.restoring = false;
+    this.body.dataset.restored = "true";
+    this.redraw();
+  }
+
+  private linkState(): LinkState | null {
+    return this.link.state(this.ref, this.expanded, this.st.selected, this.colorMode, this.traceMode,
+      this.compare.base ? refKey(this.compare.base) : null);
+  }
+
   /** Opens a graph from scratch: restores its removed-node set, fits it on screen. */
-  open(ref: GraphRef): void {
+  open(ref: GraphRef, noFirstView = false): void {
     this.ref = ref;
     this.expanded = [];
     this.st.selected = null;
@@ -201,7 +264,7 @@ export class App {
     this.ui.showEmpty(null);
     this.setModel(null); // never show the previous graph under the new pickers
     this.loader.cancel();
-    void this.loadScene(null, undefined, true);
+    if (!noFirstView) void this.loadScene(null, undefined, true);
     if (this.compare.base) void this.compare.refresh();
   }
 
@@ -210,7 +273,7 @@ export class App {
    * screen position before) the viewport is moved so that node stays where it was.
    */
   private async loadScene(anchor: { name: string; sx: number; sy: number } | null, then?: () => void,
-                          firstView = false): Promise<boolean> {
+                          firstView = false, quiet = false): Promise<boolean> {
     const ref = this.ref;
     if (!ref) return false;
     let model: SceneModel | null;
@@ -218,6 +281,8 @@ export class App {
       const view = firstView ? { ...this.view, firstView: true } : this.view;
       model = await this.loader.load(ref, view, this.expanded, this.model);
     } catch (e) {
+      this.lastLoadError = e instanceof Error ? e.message : String(e);
+      if (quiet) return false; // the caller decides (a deep link's group that is gone)
       this.fail(e);
       // keep the last scene on screen and its expansion state as the truth
       if (this.model && sameGraph(this.model.scene.graph, ref)) this.expanded = this.model.scene.expanded;
@@ -419,5 +484,6 @@ export class App {
 
   redraw(): void {
     this.loop.redraw();
+    if (!this.restoring) this.link.save();
   }
 }

@@ -107,6 +107,19 @@ def test_changed_against_base_colours_added_and_changed(pair_frame, page):
     assert by_key["T"][0] == "same"
     page.screenshot(path=str(SCREENSHOTS / "compare_changed_vs_base.png"))
     assert not page.errors
+    # the compare target is part of the deep link: a fresh browser context opens the same diff
+    url = ds(frame, "link")
+    assert "p.graph_explorer.compare=" in url and "p.graph_explorer.color=diff" in url
+    context = page.context.browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        page2 = context.new_page()
+        page2.goto(url)
+        frame2 = app_frame(page2)
+        frame2.wait_for_function("document.body.dataset.restored === 'true'", timeout=60000)
+        assert ds(frame2, "diffAdded") == str(len(PAIR_ADDED)) and ds(frame2, "colorMode") == "diff"
+        assert ds(frame2, "selected") == "mlp_1/fc1_1/Tanh" and ds(frame2, "linkWarnings") == "0"
+    finally:
+        context.close()
 
 
 def test_base_against_changed_shows_removed_as_ghosts(pair_frame, page):
