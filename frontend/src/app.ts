@@ -7,6 +7,7 @@ import type { GraphRef, Listing } from "./api/types";
 import { wireCanvas } from "./app/canvas_input";
 import { Compare, GHOST_PREFIX, refKey } from "./app/compare";
 import type { LinkState } from "./app/deep_link";
+import { Keyboard } from "./app/keyboard";
 import { LinkBar } from "./app/link_bar";
 import { type Restore, resolveLink } from "./app/restore";
 import { FrameLoop, timed } from "./app/frame_loop";
@@ -56,6 +57,21 @@ export class App {
   private readonly st: DrawState = { selected: null, traced: null, tracedEdges: null, hidden: new Set(), hover: null };
   private readonly uploads = new Uploads();
   private readonly link: LinkBar = new LinkBar(() => this.linkState());
+  private readonly keys: Keyboard = new Keyboard({
+    model: () => this.model,
+    selected: () => this.st.selected,
+    select: (name) => this.select(name),
+    isGroup: (name) => this.isGroup(name),
+    isExpanded: (name) => this.expanded.includes(name),
+    toggleExpand: (name) => this.toggleExpand(name),
+    fit: () => this.fit(),
+    focusSearch: () => this.ui.bar.query.focus(),
+    reveal: (name) => this.reveal(name),
+    center: () => {
+      const [w, h] = this.renderer.size();
+      return this.vp.toWorld(w / 2, h / 2);
+    },
+  }, this.ui.canvas);
   private restoring = true; // until a deep link is applied, the URL is not rewritten
   private lastLoadError = "";
   private readonly compare = new Compare({
@@ -91,7 +107,8 @@ export class App {
     this.wireToolbar();
     ui.bar.root.appendChild(this.compare.control());
     ui.infoBox.before(this.compare.panel);
-    ui.bar.root.appendChild(this.link.button);
+    ui.bar.root.append(this.link.button, this.keys.helpBtn);
+    ui.stage.append(this.keys.help, this.keys.live);
     ui.warnings.after(this.link.warning);
     wireCanvas(ui.canvas, {
       vp: this.vp,
@@ -166,11 +183,7 @@ export class App {
       input.addEventListener("keydown", (ev) => {
         if (ev.key === "Enter") find();
       });
-    window.addEventListener("keydown", (ev) => {
-      if (ev.target instanceof HTMLInputElement || ev.target instanceof HTMLSelectElement) return;
-      if (ev.key === "f" || ev.key === "F") this.fit();
-      if (ev.key === "Escape") this.select(null);
-    });
+    // keys: app/keyboard.ts
   }
 
   // ---------------------------------------------------------------- loading
@@ -344,6 +357,16 @@ export class App {
     }
   }
 
+  /** Pans (keeping the zoom) so the node is on screen when it is not. */
+  private reveal(name: string): void {
+    const n = this.model?.node(name);
+    if (!n) return;
+    const [w, h] = this.renderer.size();
+    const [sx, sy] = this.vp.toScreen(n.x, n.y);
+    if (sx < 40 || sy < 40 || sx > w - 40 || sy > h - 40) this.vp.centerOn(n.x, n.y, w, h);
+    this.redraw();
+  }
+
   fit(): void {
     if (!this.model) return;
     const [w, h] = this.renderer.size();
@@ -390,6 +413,7 @@ export class App {
     void this.loadScene({ name, sx, sy }, () => {
       this.st.selected = name;
       this.body.dataset.selected = name;
+      this.keys.announce(name);
       this.updateTrace();
     });
   }
@@ -397,6 +421,7 @@ export class App {
   select(name: string | null): void {
     this.st.selected = name;
     this.body.dataset.selected = name ?? "";
+    this.keys.announce(name);
     this.updateTrace();
     if (!name) {
       clear(this.ui.infoBox);
