@@ -7,6 +7,7 @@ import type { GraphRef, Listing } from "./api/types";
 import { wireCanvas } from "./app/canvas_input";
 import { Compare, GHOST_PREFIX, refKey } from "./app/compare";
 import type { LinkState } from "./app/deep_link";
+import { downloadPng, downloadSvg, sceneToSvg } from "./app/export_view";
 import { Keyboard } from "./app/keyboard";
 import { LinkBar } from "./app/link_bar";
 import { type Restore, resolveLink } from "./app/restore";
@@ -27,7 +28,7 @@ import { Minimap } from "./render/minimap";
 import type { SceneModel } from "./render/model";
 import { Renderer, type DrawState } from "./render/renderer";
 import { Viewport } from "./render/viewport";
-import { clear } from "./ui/dom";
+import { clear, el } from "./ui/dom";
 import type { InfoActions } from "./ui/info_pane";
 import { loadPrefs, savePrefs } from "./ui/prefs";
 import { prefersDark, watchTheme } from "./ui/theme";
@@ -107,7 +108,11 @@ export class App {
     this.wireToolbar();
     ui.bar.root.appendChild(this.compare.control());
     ui.infoBox.before(this.compare.panel);
-    ui.bar.root.append(this.link.button, this.keys.helpBtn);
+    const svgBtn = el("button", { text: "SVG", "data-action": "download-svg", title: "Download the view as SVG" });
+    const pngBtn = el("button", { text: "PNG", "data-action": "download-png", title: "Download the view as PNG" });
+    svgBtn.addEventListener("click", () => this.export("svg"));
+    pngBtn.addEventListener("click", () => this.export("png"));
+    ui.bar.root.append(this.link.button, svgBtn, pngBtn, this.keys.helpBtn);
     ui.stage.append(this.keys.help, this.keys.live);
     ui.warnings.after(this.link.warning);
     wireCanvas(ui.canvas, {
@@ -355,6 +360,14 @@ export class App {
     } catch (e) {
       this.fail(e);
     }
+  }
+
+  /** Downloads the view (open groups, colours, selection) as SVG or PNG: app/export_view.ts. */
+  private export(format: "svg" | "png"): void {
+    if (!this.model) return;
+    const svg = sceneToSvg(this.model, this.renderer.colorer, this.renderer.palette, this.st);
+    if (format === "svg") downloadSvg(this.model, svg);
+    else downloadPng(this.model, svg).catch((e) => this.ui.showError(`PNG export failed: ${(e as Error).message}`));
   }
 
   /** Pans (keeping the zoom) so the node is on screen when it is not. */
