@@ -10,6 +10,10 @@ SlimGraph + Hierarchy once (what a worker holds; timed apart, not part of the di
 ``diff`` task does once its graphs are held. Also times serialising the answer to JSON (what the
 task returns) and the diff of A against itself (every node matched by name). Printed: median and
 max seconds, the per-step timings of the last run, the counts.
+
+``--route``: also time ``GET /diff`` through a real TensorBoard app (``tests.tb_app.TbApp``, werkzeug
+client, worker processes) over a temporary logdir linking both runs: the first request (a worker
+reads, parses and builds both graphs, then diffs) and a repeated one (answered from the job cache).
 """
 
 from __future__ import annotations
@@ -45,7 +49,10 @@ def main(argv=None) -> int:
     parser.add_argument("a")
     parser.add_argument("b")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--route", action="store_true", help="also time GET /diff through TensorBoard")
     args = parser.parse_args(argv)
+    if args.route:
+        _route(args.a, args.b)
     hs = []
     for path in (args.a, args.b):
         t = time.perf_counter()
@@ -62,6 +69,32 @@ def main(argv=None) -> int:
     d_same, med_s, mx_s = _timed(lambda: diff_hierarchies(a, a), args.repeat)
     print(f"diff A->A: median {med_s:.3f} s (max {mx_s:.3f}); same={d_same.same}")
     return 0
+
+
+def _route(a: str, b: str) -> None:
+    import json
+    import os
+    import tempfile
+
+    from tests.tb_app import OURS, TbApp
+
+    with tempfile.TemporaryDirectory() as logdir:
+        os.symlink(os.path.abspath(a), os.path.join(logdir, "A"))
+        os.symlink(os.path.abspath(b), os.path.join(logdir, "B"))
+        app = TbApp(logdir)
+        try:
+            tags = {r["run"]: r["tags"][0]["tag"] for r in app.json(f"{OURS}/graphs")["runs"]}
+            params = dict(run="B", tag=tags["B"], base_run="A", base_tag=tags["A"], wait="10")
+            for label in ("first (build both + diff)", "repeated (job cache)"):
+                t = time.perf_counter()
+                r = app.get(f"{OURS}/diff", **params)
+                while r.status_code == 202:
+                    r = app.get(f"{OURS}/diff", **params)
+                body = json.loads(r.get_data())
+                print(f"GET /diff {label}: {time.perf_counter() - t:.2f} s, HTTP {r.status_code}, "
+                      f"{len(r.get_data()) / 1e6:.1f} MB, diff step {body['stats']['timings_s']['total']:.2f} s in the worker")
+        finally:
+            app.ours.pool.close()
 
 
 if __name__ == "__main__":
