@@ -107,7 +107,7 @@ export class App {
     watchTheme((d) => this.applyTheme(d));
     this.wireToolbar();
     ui.bar.root.appendChild(this.compare.control());
-    ui.infoBox.before(this.compare.panel);
+    ui.infoBox.after(this.compare.panel); // the info pane first: a long list of changes must not push it down
     const svgBtn = el("button", { text: "SVG", "data-action": "download-svg", title: "Download the view as SVG" });
     const pngBtn = el("button", { text: "PNG", "data-action": "download-png", title: "Download the view as PNG" });
     svgBtn.addEventListener("click", () => this.export("svg"));

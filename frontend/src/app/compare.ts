@@ -20,7 +20,7 @@ export const DIFF_COLOR: Record<Exclude<DiffStatus, "same">, string> = {
   removed: "rgba(217,48,37,0.22)",
 };
 const MAX_GHOSTS = 200;
-const MAX_LISTED = 400;
+const MAX_LISTED_PER_STATUS = 150;
 const MAX_STEPS_LISTED = 30;
 
 export function refKey(r: GraphRef): string {
@@ -222,18 +222,20 @@ export class Compare {
       `${fam}: ${c[fam]?.added ?? 0} added, ${c[fam]?.removed ?? 0} removed, ${c[fam]?.changed ?? 0} changed, ${c[fam]?.same ?? 0} same`;
     box.appendChild(el("div", { className: "gx-muted", "data-diff-counts": "", text: d.same ? "The graphs are the same." : `${line("ops")}; ${line("groups")}` }));
     const ul = el("ul", { className: "gx-list" });
-    const order: DiffStatus[] = ["added", "removed", "changed"];
     const mark: Record<string, string> = { added: "+", removed: "−", changed: "~" };
-    const listed = [...d.entries].sort((a, b) => order.indexOf(a.status) - order.indexOf(b.status) || (a.name < b.name ? -1 : 1));
-    for (const e of listed.slice(0, MAX_LISTED)) {
-      const target = e.status === "removed" ? GHOST_PREFIX + e.name : e.name;
-      const link = el("button", { className: "gx-link", text: `${mark[e.status]} ${e.name}`, title: e.name, "data-diff-entry": e.name, "data-diff-status": e.status });
-      link.style.color = e.status === "removed" ? "#d93025" : e.status === "added" ? "#188038" : "#b06000";
-      link.addEventListener("click", () => this.host.jump(target));
-      const extra = e.fields.length ? ` (${e.fields.join(", ")})` : "";
-      ul.appendChild(el("li", {}, link, extra ? el("span", { className: "gx-muted", text: extra }) : null));
+    for (const status of ["added", "removed", "changed"] as DiffStatus[]) {
+      const of = d.entries.filter((e) => e.status === status); // sorted by name on the server
+      for (const e of of.slice(0, MAX_LISTED_PER_STATUS)) {
+        const target = e.status === "removed" ? GHOST_PREFIX + e.name : e.name;
+        const link = el("button", { className: "gx-link", text: `${mark[e.status]} ${e.name}`, title: e.name, "data-diff-entry": e.name, "data-diff-status": e.status });
+        link.style.color = e.status === "removed" ? "#d93025" : e.status === "added" ? "#188038" : "#b06000";
+        link.addEventListener("click", () => this.host.jump(target));
+        const extra = e.fields.length ? ` (${e.fields.join(", ")})` : "";
+        ul.appendChild(el("li", {}, link, extra ? el("span", { className: "gx-muted", text: extra }) : null));
+      }
+      if (of.length > MAX_LISTED_PER_STATUS)
+        ul.appendChild(el("li", { className: "gx-muted", text: `… ${of.length - MAX_LISTED_PER_STATUS} more ${status}` }));
     }
-    if (listed.length > MAX_LISTED) ul.appendChild(el("li", { className: "gx-muted", text: `… ${listed.length - MAX_LISTED} more` }));
     box.appendChild(ul);
   }
 
