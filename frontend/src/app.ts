@@ -10,7 +10,7 @@ import type { LinkState } from "./app/deep_link";
 import { downloadPng, downloadSvg, sceneToSvg } from "./app/export_view";
 import { Keyboard } from "./app/keyboard";
 import { LinkBar } from "./app/link_bar";
-import { type Restore, resolveLink } from "./app/restore";
+import { applyRestore, type Restore, resolveLink } from "./app/restore";
 import { FrameLoop, timed } from "./app/frame_loop";
 import { showInfo } from "./app/info";
 import { markOnce } from "./marks";
@@ -217,45 +217,28 @@ export class App {
     this.open(first);
   }
 
-  /**
-   * Opens the view a deep link names (already checked against the listing): its graph, then its
-   * groups (a group the graph no longer has is dropped, with a warning), selection, colour,
-   * trace and compare target. Each part that cannot be honoured adds a warning line.
-   */
+  /** Opens the view a deep link names (app/restore.ts: applyRestore), then keeps the URL in step. */
   private async restore(r: Restore): Promise<void> {
-    const warnings = [...r.warnings];
-    this.open(r.ref, true);
-    if (r.expanded === null) await this.loadScene(null, undefined, true);
-    else {
-      const dropped: string[] = [];
-      let ok = false;
-      for (let i = 0; i < 50 && !ok; i++) {
-        this.expanded = r.expanded.filter((g) => !dropped.includes(g));
-        ok = await this.loadScene(null, undefined, false, true);
-        const gone = /cannot expand (['"])(.+?)\1: no such group/.exec(this.lastLoadError);
-        if (!ok && gone) dropped.push(gone[2]);
-        else if (!ok) break;
-      }
-      if (dropped.length) warnings.push(`The link opens ${dropped.length} group${dropped.length > 1 ? "s" : ""} this graph does not have (${dropped.slice(0, 3).join(", ")}${dropped.length > 3 ? ", …" : ""}): left closed.`);
-      if (!ok) await this.loadScene(null, undefined, true);
-    }
-    if (r.compare) await this.compare.setTarget(r.compare);
-    if (r.color) {
-      this.colorMode = r.color;
-      this.ui.bar.color.value = r.color;
-      this.refreshColors();
-    }
-    if (r.trace) {
-      this.traceMode = r.trace;
-      this.ui.bar.trace.value = r.trace;
-    }
-    if (r.selected) {
-      if (this.model?.node(r.selected)) this.select(r.selected);
-      else if (this.ref && (await this.link.nodeExists(this.ref, this.view, r.selected))) await jump(this.nav, r.selected);
-      else warnings.push(`The link selects node "${r.selected}", which this graph does not have.`);
-    }
+    await applyRestore(r, {
+      open: (ref) => this.open(ref, true),
+      firstView: () => this.loadScene(null, undefined, true),
+      loadExpanded: async (groups) => {
+        this.expanded = groups;
+        return (await this.loadScene(null, undefined, false, true)) ? null : this.lastLoadError;
+      },
+      compare: (ref) => this.compare.setTarget(ref),
+      modes: (color, trace) => {
+        if (color) this.ui.bar.color.value = this.colorMode = color;
+        if (trace) this.ui.bar.trace.value = this.traceMode = trace;
+        this.refreshColors();
+      },
+      shown: (name) => !!this.model?.node(name),
+      exists: async (name) => !!this.ref && (await this.link.nodeExists(this.ref, this.view, name)),
+      select: (name) => this.select(name),
+      jump: (name) => jump(this.nav, name),
+      warn: (lines) => this.link.warn(lines),
+    });
     this.updateTrace();
-    this.link.warn(warnings);
     this.restoring = false;
     this.body.dataset.restored = "true";
     this.redraw();

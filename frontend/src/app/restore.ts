@@ -1,8 +1,9 @@
 // Restoring a deep link (issue 13): the LinkState read from the URL checked against the
 // server's Listing, giving the closest valid view and a warning for each part that could not
 // be honoured (unknown run, tag, graph type or step; unknown colour or trace mode; compare
-// target gone). The groups and the selected node are checked later, against the graph itself
-// (App: the server refuses a group that is not in the graph; the node is looked up).
+// target gone), then applied (applyRestore): the groups and the selected node are checked
+// against the graph itself (the server refuses a group the graph does not have: it is dropped
+// and the scene asked for again; the node is looked up on the server).
 import type { GraphKind, GraphRef, Listing } from "../api/types";
 import { COLOR_MODES, type ColorMode } from "../render/colors";
 import { kindsOf } from "../ui/toolbar";
@@ -84,4 +85,51 @@ export function resolveLink(listing: Listing, link: LinkState, fallback: GraphRe
     compare,
     warnings,
   };
+}
+
+/** What applying a Restore needs from the app. */
+export interface RestoreHost {
+  open(ref: GraphRef): void; // the graph, no scene yet
+  firstView(): Promise<boolean>; // the server's first view
+  /** this expansion state; null when it loaded, else the load's error message */
+  loadExpanded(groups: string[]): Promise<string | null>;
+  compare(ref: GraphRef): Promise<void>;
+  modes(color: ColorMode | null, trace: TraceMode | null): void;
+  shown(name: string): boolean; // drawn in the scene now
+  exists(name: string): Promise<boolean>; // in the graph (the server knows it)
+  select(name: string): void;
+  jump(name: string): Promise<void>; // open its groups, then select it
+  warn(lines: string[]): void;
+}
+
+/**
+ * Applies a Restore: the graph, its groups (a group the graph does not have is dropped, up to
+ * 50, and the rest asked for again; on any other failure the first view), the compare target,
+ * colour and trace modes, then the selected node. Every part not honoured is one warning line.
+ */
+export async function applyRestore(r: Restore, host: RestoreHost): Promise<void> {
+  const warnings = [...r.warnings];
+  host.open(r.ref);
+  if (r.expanded === null) await host.firstView();
+  else {
+    const dropped: string[] = [];
+    let error: string | null = "";
+    for (let i = 0; i < 50 && error !== null; i++) {
+      error = await host.loadExpanded(r.expanded.filter((g) => !dropped.includes(g)));
+      const gone = error === null ? null : /cannot expand (['"])(.+?)\1: no such group/.exec(error);
+      if (!gone) break;
+      dropped.push(gone[2]);
+    }
+    if (dropped.length)
+      warnings.push(`The link opens ${dropped.length} group${dropped.length > 1 ? "s" : ""} this graph does not have (${dropped.slice(0, 3).join(", ")}${dropped.length > 3 ? ", …" : ""}): left closed.`);
+    if (error !== null) await host.firstView();
+  }
+  if (r.compare) await host.compare(r.compare);
+  if (r.color || r.trace) host.modes(r.color, r.trace);
+  if (r.selected) {
+    if (host.shown(r.selected)) host.select(r.selected);
+    else if (await host.exists(r.selected)) await host.jump(r.selected);
+    else warnings.push(`The link selects node "${r.selected}", which this graph does not have.`);
+  }
+  host.warn(warnings);
 }
