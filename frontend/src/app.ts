@@ -339,6 +339,7 @@ export class App {
   private async uploadFile(): Promise<void> {
     try {
       const ref = await this.uploads.fromInput(this.ui, this.listing);
+      this.compare.fill(this.listing); // an upload can be compared with, or compared
       if (ref) this.open(ref);
     } catch (e) {
       this.fail(e);

@@ -113,6 +113,19 @@ def test_tf1_steps_0_and_5(tf1, real_logs):
     assert d["counts"]["groups"] == {"same": 0, "changed": 0, "added": 4, "removed": len(groups)}
 
 
+def test_upload_against_a_run(tf1, real_logs):
+    """An uploaded GraphDef (step 0 of the run graph, as a .pb) is the same as that run step, and
+    differs from step 5; either side may be the upload."""
+    [(_, blob)] = [sb for sb in lw.read_blobs(real_logs.get("tf1_graph"), "tf1_graph", lw.RUN_GRAPH,
+                                              "__run_graph__") if sb[0] == 0]
+    answer = json.loads(tf1.post(f"{OURS}/upload", blob, filename="step0.pb").get_data())
+    up = answer["graph"]
+    same = _diff(tf1, run=up["run"], tag=up["tag"], base_run="tf1_graph", base_step="0")
+    assert same["same"] is True and same["counts"]["ops"]["same"] == answer["ops"] > 100
+    other = _diff(tf1, run="tf1_graph", step="5", base_run=up["run"], base_tag=up["tag"])
+    assert other["added"] == TF1_STEP5 and other["changed"] == []
+
+
 def test_diff_errors(tf1):
     r = tf1.get(f"{OURS}/diff", run="tf1_graph", base_run="no_such_run", wait="10")
     assert r.status_code == 404 and "no_such_run" in json.loads(r.get_data())["error"]
