@@ -139,27 +139,34 @@ def groups_by_structure(m: Matching) -> int:
 
 
 def by_scope(m: Matching) -> int:
-    """Step 3: below each matched pair of groups named differently, equal relative op names."""
+    """Step 3: below each matched pair of groups named differently, equal relative op names.
+
+    Each unmatched B op looks up its ``/`` prefixes, deepest first, among the renamed groups:
+    O(name depth) per op.
+    """
     a, b = m.a, m.b
-    renamed = []
+    renamed: dict[str, str] = {}
     for gb, ga in m.a_of_b.items():
         if gb >= b.n_ops and gb != b.root.id:
             name_a, name_b = a.name_of(ga), b.name_of(gb)
             if name_a != name_b:
-                renamed.append((len(name_b), name_b + "/", name_a + "/"))
+                renamed[name_b] = name_a
     if not renamed:
         return 0
-    renamed.sort()
     found = 0
+    a_index = a.slim.index
     for ib in m.unmatched_ops(b, m.a_of_b):
         name = b.slim.names[ib]
-        for _, prefix_b, prefix_a in reversed(renamed):  # the deepest renamed scope first
-            if name.startswith(prefix_b):
-                ia = a.slim.index.get(prefix_a + name[len(prefix_b):])
+        cut = name.rfind("/")
+        while cut > 0:
+            prefix_a = renamed.get(name[:cut])
+            if prefix_a is not None:  # the deepest renamed scope holding the op
+                ia = a_index.get(prefix_a + name[cut:])
                 if ia is not None and ia not in m.b_of_a:
                     m.pair(ia, ib)
                     found += 1
                 break
+            cut = name.rfind("/", 0, cut)
     return found
 
 
