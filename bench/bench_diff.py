@@ -11,6 +11,9 @@ SlimGraph + Hierarchy once (what a worker holds; timed apart, not part of the di
 task returns) and the diff of A against itself (every node matched by name). Printed: median and
 max seconds, the per-step timings of the last run, the counts.
 
+``--renamed``: also time A against a copy of A whose ops with inputs are all renamed ``p/<name>``
+(the scope-rename case: only the source ops keep their names).
+
 ``--route``: also time ``GET /diff`` through a real TensorBoard app (``tests.tb_app.TbApp``, werkzeug
 client, worker processes) over a temporary logdir linking both runs: the first request (a worker
 reads, parses and builds both graphs, then diffs) and a repeated one (answered from the job cache).
@@ -50,6 +53,7 @@ def main(argv=None) -> int:
     parser.add_argument("b")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--route", action="store_true", help="also time GET /diff through TensorBoard")
+    parser.add_argument("--renamed", action="store_true", help="also diff A against A with its ops renamed p/<name>")
     args = parser.parse_args(argv)
     if args.route:
         _route(args.a, args.b)
@@ -68,7 +72,33 @@ def main(argv=None) -> int:
     print(f"  to_json: median {med_j:.3f} s ({len(wire.to_json(d)) / 1e6:.1f} MB)")
     d_same, med_s, mx_s = _timed(lambda: diff_hierarchies(a, a), args.repeat)
     print(f"diff A->A: median {med_s:.3f} s (max {mx_s:.3f}); same={d_same.same}")
+    if args.renamed:
+        r = build_hierarchy(build_slim_graph(_renamed(load_graph_def_from_path(args.a))))
+        d_r, med_r, mx_r = _timed(lambda: diff_hierarchies(a, r), args.repeat)
+        print(f"diff A->A renamed p/: median {med_r:.3f} s (max {mx_r:.3f}); matched {d_r.matched}; ops {d_r.counts['ops']}")
     return 0
+
+
+def _renamed(graph_def):
+    """A copy with every op that has inputs named ``p/<name>`` (inputs renamed to match)."""
+    from tensorboard.compat.proto import graph_pb2
+
+    keep = {n.name for n in graph_def.node if not n.input}
+    out = graph_pb2.GraphDef()
+    out.CopyFrom(graph_def)
+
+    def rename(x: str) -> str:
+        control = x.startswith("^")
+        bare = x[1:] if control else x
+        return x if bare.split(":")[0] in keep else ("^" if control else "") + "p/" + bare
+
+    for n in out.node:
+        if n.name not in keep:
+            n.name = "p/" + n.name
+        inputs = [rename(i) for i in n.input]
+        del n.input[:]
+        n.input.extend(inputs)
+    return out
 
 
 def _route(a: str, b: str) -> None:
