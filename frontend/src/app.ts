@@ -234,7 +234,10 @@ export class App {
       },
       shown: (name) => !!this.model?.node(name),
       exists: async (name) => !!this.ref && (await this.link.nodeExists(this.ref, this.view, name)),
-      select: (name) => this.select(name),
+      select: (name) => {
+        this.select(name);
+        this.reveal(name);
+      },
       jump: (name) => jump(this.nav, name),
       warn: (lines) => this.link.warn(lines),
     });
