@@ -9,6 +9,12 @@ Subcommands (argparse subparsers; each registers itself in ``SUBCOMMANDS``):
 * ``tb-graph layout PATH [--run R] [--tag T] [--expand GROUP ...] [--format json|svg|dot]`` -
   lay out the graph for that expansion state (``layout.scene.build_scene``) and print the
   scene as JSON (``api.wire.Scene``: absolute coordinates, y down), SVG or Graphviz DOT.
+* ``tb-graph diff A B [--run R] [--tag T] [--step S] [--a-run R] [--b-step S] ... [--json]`` -
+  the structural diff of graph B against graph A (``diff.diff_hierarchies``), each read like
+  ``summary`` reads PATH (``--run/--tag/--step`` for both sides, ``--a-*``/``--b-*`` for one).
+  Exit status as ``diff(1)``: 0 the graphs are the same, 1 they differ, 2 trouble. Prints one
+  line per node not the same (``+ added``, ``- removed``, ``~ changed (fields)``) or, with
+  ``--json``, the ``api.wire.GraphDiff`` (``{"added": [...], "removed": [...], "changed": [...], ...}``).
 
 Another subcommand is added with a ``_add_<name>(subparsers)`` function appended to
 ``SUBCOMMANDS`` that calls ``set_defaults(func=...)``.
@@ -118,7 +124,58 @@ def _add_layout(subparsers) -> None:
     p.set_defaults(func=_layout)
 
 
-SUBCOMMANDS: list[Callable] = [_add_summary, _add_layout]
+def _diff(args) -> int:
+    from tb_graph_plugin.api import wire
+    from tb_graph_plugin.diff import diff_hierarchies
+    from tb_graph_plugin.graph import build_slim_graph
+    from tb_graph_plugin.hierarchy import build_hierarchy
+
+    def side(letter: str):
+        run = getattr(args, f"{letter}_run") or args.run
+        tag = getattr(args, f"{letter}_tag") or args.tag
+        step = getattr(args, f"{letter}_step")
+        step = args.step if step is None else step
+        graph_def = load_graph_def(getattr(args, letter), run, tag, step)
+        ref = wire.GraphRef(run=run or "", tag=tag or "", kind=wire.GraphKind.OP, step=step)
+        return build_hierarchy(build_slim_graph(graph_def), _hierarchy_options(args)), ref
+
+    (ha, ref_a), (hb, ref_b) = side("a"), side("b")
+    answer = diff_hierarchies(ha, hb, ref_a, ref_b)
+    if args.json:
+        json.dump(wire.to_plain(answer), sys.stdout, indent=None if args.compact else 1)
+        sys.stdout.write("\n")
+    else:
+        marks = {wire.DiffStatus.ADDED: "+", wire.DiffStatus.REMOVED: "-", wire.DiffStatus.CHANGED: "~"}
+        for e in sorted(answer.entries, key=lambda e: e.name):
+            extra = f" ({', '.join(e.fields)})" if e.fields else ""
+            was = f" was {e.old_name}" if e.old_name else ""
+            sys.stdout.write(f"{marks[e.status]} {e.kind.value} {e.name}{extra}{was}\n")
+        c = answer.counts
+        sys.stdout.write("ops: " + ", ".join(f"{v} {k}" for k, v in c["ops"].items())
+                         + "; groups: " + ", ".join(f"{v} {k}" for k, v in c["groups"].items()) + "\n")
+    return 0 if answer.same else 1
+
+
+def _add_diff(subparsers) -> None:
+    p = subparsers.add_parser("diff", help="structural diff of two graphs; exit 0 same, 1 differ, 2 error")
+    p.add_argument("a", help="graph A (the base): logdir, event file, .pbtxt or .pb")
+    p.add_argument("b", help="graph B: logdir, event file, .pbtxt or .pb")
+    p.add_argument("--run", default=None, help="run of both sides (unless --a-run / --b-run)")
+    p.add_argument("--tag", default=None, help="tag of both sides (unless --a-tag / --b-tag)")
+    p.add_argument("--step", type=int, default=None, help="step of both sides (unless --a-step / --b-step)")
+    for letter in ("a", "b"):
+        p.add_argument(f"--{letter}-run", default=None)
+        p.add_argument(f"--{letter}-tag", default=None)
+        p.add_argument(f"--{letter}-step", type=int, default=None)
+    p.add_argument("--json", action="store_true", help="print the GraphDiff as JSON")
+    p.add_argument("--compact", action="store_true", help="one-line JSON")
+    p.add_argument("--infer-scopes", choices=("auto", "on", "off"), default="auto")
+    p.add_argument("--series-min-size", type=int, default=5)
+    p.add_argument("--block-series-min-size", type=int, default=4)
+    p.set_defaults(func=_diff, any_error_exit=2)
+
+
+SUBCOMMANDS: list[Callable] = [_add_summary, _add_layout, _add_diff]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -139,6 +196,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if isinstance(e, errors.PublicError):
             print(f"tb-graph: error: {e}", file=sys.stderr)
             return 2
+        if getattr(args, "any_error_exit", None) is not None:  # diff: 1 means "differ", never a crash
+            print(f"tb-graph: error: {type(e).__name__}: {e}", file=sys.stderr)
+            return args.any_error_exit
         raise
 
 

@@ -60,6 +60,7 @@ EXPECTED: dict[str, dict[str, dict[str, set[str]]]] = {
     "keras_xception_trace": {"keras_xception_trace": {OP_GRAPH: {"forward"}}},
     "keras_efficientnetb0_trace": {"keras_efficientnetb0_trace": {OP_GRAPH: {"forward"}}},
     "hf_gpt2": {"hf_gpt2": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
+    "keras_diff_pair": {"base": {OP_GRAPH: {"forward"}}, "changed": {OP_GRAPH: {"forward"}}},
 }
 
 KINDS: tuple[str, ...] = tuple(EXPECTED)
@@ -385,6 +386,56 @@ def write_keras_bert_encoder_trace(outdir: Path, layers: int | None = None) -> P
                                     _blocks_by_prefix(r"(layer_\d+)_"))
 
 
+def _diff_pair_model(changed: bool):
+    """The small Keras MLP of ``keras_diff_pair``; ``changed``: ``fc2`` added after ``fc1``, and
+    ``fc1``'s activation ``relu`` -> ``tanh``."""
+    import keras
+
+    inputs = keras.Input(shape=(12,), name="features")
+    x = keras.layers.Dense(16, activation="tanh" if changed else "relu", name="fc1")(inputs)
+    if changed:
+        x = keras.layers.Dense(16, activation="relu", name="fc2")(x)
+    x = keras.layers.Dense(8, activation="relu", name="fc3")(x)
+    outputs = keras.layers.Dense(3, name="logits")(x)
+    return keras.Model(inputs, outputs, name="mlp")
+
+
+def _write_diff_pair_run(run: Path, changed: bool) -> None:
+    """One run of ``keras_diff_pair`` (called in its own process: a trace in a process that
+    already traced records the other eager functions run since, e.g. the writers' own)."""
+    _quiet_tf()
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    x = np.random.RandomState(0).rand(2, 12).astype("float32")
+    keras.utils.set_random_seed(0)
+    model = _diff_pair_model(changed)
+
+    @tf.function
+    def forward(batch):
+        return model(batch, training=False)
+
+    writer = tf.summary.create_file_writer(str(run))
+    _trace(writer, forward, (x,), "forward", 0)
+    writer.close()
+
+
+def write_keras_diff_pair(outdir: Path, layers: int | None = None) -> Path:
+    """Two runs to diff, each a Keras MLP forward pass traced as ``forward`` by TF: ``base`` and
+    ``changed`` (one Dense layer added, one activation changed; ``_diff_pair_model``), each
+    written in its own process."""
+    import subprocess
+
+    repo = Path(__file__).resolve().parent.parent
+    for name, changed in (("base", False), ("changed", True)):
+        run = fresh_run_dir(Path(outdir) / name)
+        code = f"from tests import logwriters as lw; lw._write_diff_pair_run({str(run)!r}, {changed})"
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow")
+        subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, check=True, timeout=600)
+    return Path(outdir) / "changed"
+
+
 def write_keras_callback(outdir: Path, layers: int | None = None) -> Path:
     """``model.fit`` with ``keras.callbacks.TensorBoard(write_graph=True)``: run ``train``, conceptual graph only."""
     _quiet_tf()
@@ -654,6 +705,7 @@ WRITERS: dict[str, Callable[..., Path]] = {
     "keras_xception_trace": write_keras_xception_trace,
     "keras_efficientnetb0_trace": write_keras_efficientnetb0_trace,
     "hf_gpt2": write_hf_gpt2,
+    "keras_diff_pair": write_keras_diff_pair,
 }
 
 

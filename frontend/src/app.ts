@@ -5,6 +5,12 @@
 import * as api from "./api/client";
 import type { GraphRef, Listing } from "./api/types";
 import { wireCanvas } from "./app/canvas_input";
+import { Compare, GHOST_PREFIX, refKey } from "./app/compare";
+import type { LinkState } from "./app/deep_link";
+import { downloadPng, downloadSvg, sceneToSvg } from "./app/export_view";
+import { Keyboard } from "./app/keyboard";
+import { LinkBar } from "./app/link_bar";
+import { applyRestore, type Restore, resolveLink } from "./app/restore";
 import { FrameLoop, timed } from "./app/frame_loop";
 import { showInfo } from "./app/info";
 import { markOnce } from "./marks";
@@ -22,7 +28,7 @@ import { Minimap } from "./render/minimap";
 import type { SceneModel } from "./render/model";
 import { Renderer, type DrawState } from "./render/renderer";
 import { Viewport } from "./render/viewport";
-import { clear } from "./ui/dom";
+import { clear, el } from "./ui/dom";
 import type { InfoActions } from "./ui/info_pane";
 import { loadPrefs, savePrefs } from "./ui/prefs";
 import { prefersDark, watchTheme } from "./ui/theme";
@@ -51,6 +57,33 @@ export class App {
   private traceMode: TraceMode = "off";
   private readonly st: DrawState = { selected: null, traced: null, tracedEdges: null, hidden: new Set(), hover: null };
   private readonly uploads = new Uploads();
+  private readonly link: LinkBar = new LinkBar(() => this.linkState());
+  private readonly keys: Keyboard = new Keyboard({
+    model: () => this.model,
+    selected: () => this.st.selected,
+    select: (name) => this.select(name),
+    isGroup: (name) => this.isGroup(name),
+    isExpanded: (name) => this.expanded.includes(name),
+    toggleExpand: (name) => this.toggleExpand(name),
+    fit: () => this.fit(),
+    focusSearch: () => this.ui.bar.query.focus(),
+    reveal: (name) => this.reveal(name),
+    center: () => {
+      const [w, h] = this.renderer.size();
+      return this.vp.toWorld(w / 2, h / 2);
+    },
+  }, this.ui.canvas);
+  private restoring = true; // until a deep link is applied, the URL is not rewritten
+  private lastLoadError = "";
+  private readonly compare = new Compare({
+    ref: () => this.ref,
+    view: () => this.view,
+    dark: () => this.renderer.dark,
+    changed: () => void this.diffChanged(),
+    jump: (name) => void jump(this.nav, name),
+    showProgress: (text) => this.ui.showProgress(null, text ?? undefined),
+    showError: (message) => this.ui.showError(message),
+  });
   private readonly nav: NavHost = {
     vp: this.vp,
     ref: () => this.ref,
@@ -73,6 +106,15 @@ export class App {
     this.applyTheme(prefersDark());
     watchTheme((d) => this.applyTheme(d));
     this.wireToolbar();
+    ui.bar.root.appendChild(this.compare.control());
+    ui.infoBox.after(this.compare.panel); // the info pane first: a long list of changes must not push it down
+    const svgBtn = el("button", { text: "SVG", "data-action": "download-svg", title: "Download the view as SVG" });
+    const pngBtn = el("button", { text: "PNG", "data-action": "download-png", title: "Download the view as PNG" });
+    svgBtn.addEventListener("click", () => this.export("svg"));
+    pngBtn.addEventListener("click", () => this.export("png"));
+    ui.bar.root.append(this.link.button, svgBtn, pngBtn, this.keys.helpBtn);
+    ui.stage.append(this.keys.help, this.keys.live);
+    ui.warnings.after(this.link.warning);
     wireCanvas(ui.canvas, {
       vp: this.vp,
       model: () => this.model,
@@ -147,11 +189,7 @@ export class App {
       input.addEventListener("keydown", (ev) => {
         if (ev.key === "Enter") find();
       });
-    window.addEventListener("keydown", (ev) => {
-      if (ev.target instanceof HTMLInputElement || ev.target instanceof HTMLSelectElement) return;
-      if (ev.key === "f" || ev.key === "F") this.fit();
-      if (ev.key === "Escape") this.select(null);
-    });
+    // keys: app/keyboard.ts
   }
 
   // ---------------------------------------------------------------- loading
@@ -159,11 +197,18 @@ export class App {
     try {
       this.listing = await this.listingAnswer;
       markOnce("listing");
+      this.compare.fill(this.listing);
     } catch (e) {
       this.fail(e);
       return;
     }
     const first = pickDefault(this.listing);
+    const restore = resolveLink(this.listing, await this.link.read(), first);
+    if (restore) {
+      void this.restore(restore);
+      return;
+    }
+    this.restoring = false;
     if (!first) {
       this.ui.setStatus("empty");
       this.ui.showEmpty("No graph data in this logdir. Upload a GraphDef (.pbtxt or .pb) or an event file to explore it.");
@@ -173,8 +218,43 @@ export class App {
     this.open(first);
   }
 
+  /** Opens the view a deep link names (app/restore.ts: applyRestore), then keeps the URL in step. */
+  private async restore(r: Restore): Promise<void> {
+    await applyRestore(r, {
+      open: (ref) => this.open(ref, true),
+      firstView: () => this.loadScene(null, undefined, true),
+      loadExpanded: async (groups) => {
+        this.expanded = groups;
+        return (await this.loadScene(null, undefined, false, true)) ? null : this.lastLoadError;
+      },
+      compare: (ref) => this.compare.setTarget(ref),
+      modes: (color, trace) => {
+        if (color) this.ui.bar.color.value = this.colorMode = color;
+        if (trace) this.ui.bar.trace.value = this.traceMode = trace;
+        this.refreshColors();
+      },
+      shown: (name) => !!this.model?.node(name),
+      exists: async (name) => !!this.ref && (await this.link.nodeExists(this.ref, this.view, name)),
+      select: (name) => {
+        this.select(name);
+        this.reveal(name);
+      },
+      jump: (name) => jump(this.nav, name),
+      warn: (lines) => this.link.warn(lines),
+    });
+    this.updateTrace();
+    this.restoring = false;
+    this.body.dataset.restored = "true";
+    this.redraw();
+  }
+
+  private linkState(): LinkState | null {
+    return this.link.state(this.ref, this.expanded, this.st.selected, this.colorMode, this.traceMode,
+      this.compare.base ? refKey(this.compare.base) : null);
+  }
+
   /** Opens a graph from scratch: restores its removed-node set, fits it on screen. */
-  open(ref: GraphRef): void {
+  open(ref: GraphRef, noFirstView = false): void {
     this.ref = ref;
     this.expanded = [];
     this.st.selected = null;
@@ -189,7 +269,8 @@ export class App {
     this.ui.showEmpty(null);
     this.setModel(null); // never show the previous graph under the new pickers
     this.loader.cancel();
-    void this.loadScene(null, undefined, true);
+    if (!noFirstView) void this.loadScene(null, undefined, true);
+    if (this.compare.base) void this.compare.refresh();
   }
 
   /**
@@ -197,7 +278,7 @@ export class App {
    * screen position before) the viewport is moved so that node stays where it was.
    */
   private async loadScene(anchor: { name: string; sx: number; sy: number } | null, then?: () => void,
-                          firstView = false): Promise<boolean> {
+                          firstView = false, quiet = false): Promise<boolean> {
     const ref = this.ref;
     if (!ref) return false;
     let model: SceneModel | null;
@@ -205,12 +286,15 @@ export class App {
       const view = firstView ? { ...this.view, firstView: true } : this.view;
       model = await this.loader.load(ref, view, this.expanded, this.model);
     } catch (e) {
+      this.lastLoadError = e instanceof Error ? e.message : String(e);
+      if (quiet) return false; // the caller decides (a deep link's group that is gone)
       this.fail(e);
       // keep the last scene on screen and its expansion state as the truth
       if (this.model && sameGraph(this.model.scene.graph, ref)) this.expanded = this.model.scene.expanded;
       return false;
     }
     if (!model) return false; // superseded by a newer load
+    model = await this.compare.decorate(model); // ghosts of the nodes removed, when comparing
     const scene = model.scene;
     this.expanded = scene.expanded;
     this.body.dataset.expanded = JSON.stringify(scene.expanded);
@@ -259,10 +343,29 @@ export class App {
   private async uploadFile(): Promise<void> {
     try {
       const ref = await this.uploads.fromInput(this.ui, this.listing);
+      this.compare.fill(this.listing); // an upload can be compared with, or compared
       if (ref) this.open(ref);
     } catch (e) {
       this.fail(e);
     }
+  }
+
+  /** Downloads the view (open groups, colours, selection) as SVG or PNG: app/export_view.ts. */
+  private export(format: "svg" | "png"): void {
+    if (!this.model) return;
+    const svg = sceneToSvg(this.model, this.renderer.colorer, this.renderer.palette, this.st);
+    if (format === "svg") downloadSvg(this.model, svg);
+    else downloadPng(this.model, svg).catch((e) => this.ui.showError(`PNG export failed: ${(e as Error).message}`));
+  }
+
+  /** Pans (keeping the zoom) so the node is on screen when it is not. */
+  private reveal(name: string): void {
+    const n = this.model?.node(name);
+    if (!n) return;
+    const [w, h] = this.renderer.size();
+    const [sx, sy] = this.vp.toScreen(n.x, n.y);
+    if (sx < 40 || sy < 40 || sx > w - 40 || sy > h - 40) this.vp.centerOn(n.x, n.y, w, h);
+    this.redraw();
   }
 
   fit(): void {
@@ -274,7 +377,9 @@ export class App {
 
   // ---------------------------------------------------------------- colours, trace
   private refreshColors(): void {
-    this.renderer.colorer = new Colorer(this.colorMode, this.model?.nodes ?? [], this.renderer.dark);
+    const nodes = this.model?.nodes ?? [];
+    this.renderer.colorer = (this.colorMode === "diff" && this.compare.colorer(nodes, this.renderer.dark))
+      || new Colorer(this.colorMode, nodes, this.renderer.dark);
     this.body.dataset.colorMode = this.colorMode;
     renderLegend(this.ui.legend, this.renderer.colorer, this.model, this.renderer.palette);
     this.loop.minimapDirty();
@@ -298,7 +403,7 @@ export class App {
   }
 
   toggleExpand(name: string): void {
-    if (!this.isGroup(name) || !this.model) return;
+    if (!this.isGroup(name) || !this.model || name.startsWith(GHOST_PREFIX)) return;
     const node = this.model.node(name)!;
     const [sx, sy] = this.vp.toScreen(node.x, node.y);
     if (this.expanded.includes(name)) {
@@ -309,6 +414,7 @@ export class App {
     void this.loadScene({ name, sx, sy }, () => {
       this.st.selected = name;
       this.body.dataset.selected = name;
+      this.keys.announce(name);
       this.updateTrace();
     });
   }
@@ -316,6 +422,7 @@ export class App {
   select(name: string | null): void {
     this.st.selected = name;
     this.body.dataset.selected = name ?? "";
+    this.keys.announce(name);
     this.updateTrace();
     if (!name) {
       clear(this.ui.infoBox);
@@ -325,7 +432,29 @@ export class App {
   }
 
   private showInfo(name: string): void {
-    if (this.ref) void showInfo(this.ui.infoBox, this.ref, this.view, name, () => this.st.selected === name, this.infoActions());
+    if (!this.ref) return;
+    const still = () => this.st.selected === name;
+    const box = this.ui.infoBox;
+    if (name.startsWith(GHOST_PREFIX)) {
+      clear(box); // a removed node: only the base graph has it
+      void this.compare.appendInfo(box, name, still);
+      return;
+    }
+    void showInfo(box, this.ref, this.view, name, still, this.infoActions()).then(() => this.compare.appendInfo(box, name, still));
+  }
+
+  /** A diff arrived or was dropped: ghosts in or out of the scene, the diff colours on or off. */
+  private async diffChanged(): Promise<void> {
+    const on = !!this.compare.active;
+    if (on !== (this.colorMode === "diff")) {
+      this.colorMode = on ? "diff" : "none";
+      this.ui.bar.color.value = this.colorMode;
+    }
+    if (this.model) {
+      const model = await this.compare.decorate(this.model);
+      if (model !== this.model) this.setModel(model);
+    }
+    this.refreshColors();
   }
 
   private infoActions(): InfoActions {
@@ -381,5 +510,6 @@ export class App {
 
   redraw(): void {
     this.loop.redraw();
+    if (!this.restoring) this.link.save();
   }
 }

@@ -45,19 +45,20 @@ def optional_float(args, name: str) -> Optional[float]:
     return number
 
 
-def graph_ref(args) -> wire.GraphRef:
-    """``run``, ``tag`` (default: the run graph), ``kind`` (default ``op``), ``step`` (default latest)."""
-    run = required(args, "run")
-    tag = args.get("tag") or metadata.RUN_GRAPH_TAG
-    kind_name = args.get("kind") or wire.GraphKind.OP.value
+def graph_ref(args, prefix: str = "") -> wire.GraphRef:
+    """``run``, ``tag`` (default: the run graph), ``kind`` (default ``op``), ``step`` (default latest);
+    each name preceded by ``prefix`` (``base_run``, ... for the base graph of ``/diff``)."""
+    run = required(args, prefix + "run")
+    tag = args.get(prefix + "tag") or metadata.RUN_GRAPH_TAG
+    kind_name = args.get(prefix + "kind") or wire.GraphKind.OP.value
     try:
         kind = wire.GraphKind(kind_name)
     except ValueError:
         known = ", ".join(k.value for k in wire.GraphKind)
         raise errors.InvalidArgumentError(
-            f"query parameter `kind` must be one of {known}, got {kind_name!r}"
+            f"query parameter `{prefix}kind` must be one of {known}, got {kind_name!r}"
         ) from None
-    return wire.GraphRef(run=run, tag=tag, kind=kind, step=optional_int(args, "step"))
+    return wire.GraphRef(run=run, tag=tag, kind=kind, step=optional_int(args, prefix + "step"))
 
 
 def string_list(args, name: str) -> list[str]:

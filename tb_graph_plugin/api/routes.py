@@ -8,6 +8,7 @@ errors as TensorBoard does (text/plain, via ``tensorboard.errors``); our JSON ro
 from __future__ import annotations
 
 import functools
+from typing import Optional
 
 from tensorboard import errors, plugin_util
 from tensorboard.backend import http_util
@@ -64,6 +65,7 @@ class Routes:
             "/job": self.job_route,
             "/node": self.node_route,
             "/search": self.search_route,
+            "/diff": self.diff_route,
             # The frontend.
             "/index.js": self.index_js_route,
             "/static/*": self.static_route,
@@ -165,7 +167,15 @@ class Routes:
             raise errors.InvalidArgumentError("search needs `q` (a name regex) or `op` (an op type)")
         return self._run(request, ref, "search", args)
 
-    def _run(self, request, ref: wire.GraphRef, task: str, args: dict):
+    @wrappers.Request.application
+    @_json_errors
+    def diff_route(self, request):
+        ref = params.graph_ref(request.args)
+        base = params.graph_ref(request.args, prefix="base_")
+        args = {"graph": wire.to_plain(ref), "base": wire.to_plain(base)}
+        return self._run(request, ref, "diff", args, base=base)
+
+    def _run(self, request, ref: wire.GraphRef, task: str, args: dict, base: Optional[wire.GraphRef] = None):
         """Submit (or join) the job for this request; answer its result, or 202 with its state."""
         ctx, eid = _context(request)
         infer = request.args.get("infer_scopes", "auto")
@@ -174,23 +184,34 @@ class Routes:
         ungroup = tuple(sorted(set(params.string_list(request.args, "ungroup"))))
         wait_s = params.optional_float(request.args, "wait")
         wait_s = DEFAULT_WAIT_S if wait_s is None else min(wait_s, MAX_WAIT_S)
-        handle = self.submit(ctx, eid, ref, task, args, infer, ungroup)
+        handle = self.submit(ctx, eid, ref, task, args, infer, ungroup, base)
         return self._answer(request, handle, wait_s)
 
     def submit(self, ctx, eid, ref: wire.GraphRef, task: str, args: dict, infer: str = "auto",
-               ungroup: tuple = ()) -> JobHandle:
+               ungroup: tuple = (), base: Optional[wire.GraphRef] = None) -> JobHandle:
         """Submit (or join) a job: the one place that turns a request into pool keys.
 
         Used by the routes and by ``warmup``, so that a warm-up job and the frontend's first
         request for the same graph are the same job. ``ungroup``: sorted SeriesNode names not
-        to form (``HierarchyOptions.ungrouped_series``), part of the graph key.
+        to form (``HierarchyOptions.ungrouped_series``), part of the graph key. ``base``: for a
+        ``diff`` job, graph A; the job's graph is then the pair (B, A), built together.
         """
         hierarchy_options = {"infer_scopes": _INFER_SCOPES[infer], "ungrouped_series": list(ungroup)}
         graph_key = (eid, ref.run, ref.tag, ref.kind.value, ref.step, infer, ungroup)
+
+        def load():
+            return self._graph_payload(ctx, eid, ref, hierarchy_options)
+
+        if base is not None:
+            base_key = (eid, base.run, base.tag, base.kind.value, base.step, infer, ungroup)
+            graph_key = ("diff", graph_key, base_key)
+
+            def load():  # noqa: F811 - the pair's payload: B, with A under "base"
+                return dict(self._graph_payload(ctx, eid, ref, hierarchy_options),
+                            base=self._graph_payload(ctx, eid, base, hierarchy_options))
+
         job_key = (graph_key, task, wire.to_json(args))
-        return self._pool.submit(
-            job_key, task, args, graph_key, lambda: self._graph_payload(ctx, eid, ref, hierarchy_options)
-        )
+        return self._pool.submit(job_key, task, args, graph_key, load)
 
     def _graph_payload(self, ctx, eid, ref: wire.GraphRef, hierarchy_options) -> dict:
         """What a worker needs to build the graph: serialized protos, read on a pool thread."""

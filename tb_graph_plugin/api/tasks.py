@@ -9,6 +9,10 @@ The per-graph pipeline, in order, each step reported as a progress stage:
 4. ``layout``      per task: ``layout.scene.build_scene`` for the expansion state asked for
    (``search`` and ``node`` report their task name as their stage)
 
+A ``diff`` job's graph is a pair: its payload holds graph B and, under ``base``, the payload of
+graph A; ``GraphState`` builds both (A as ``state.base``) and ``diff_task`` compares them
+(``diff.diff_hierarchies``).
+
 Every answer is a JSON string of a ``wire`` dataclass. A ``tensorboard.errors.PublicError``
 becomes a failure with its HTTP code and message; any other exception a 500 naming it. The
 process around these (lanes, heartbeat, graphs kept) is ``worker_process``.
@@ -56,6 +60,8 @@ class GraphState:
         from tb_graph_plugin.layout.scene import LayoutCache
 
         self.layout_cache = LayoutCache()  # group layouts, reused across expansion states
+        # A diff job's pair: the base graph (A), built first the same way.
+        self.base = GraphState(payload["base"], progress) if payload.get("base") else None
         # The graph lives as long as the worker keeps it: move its millions of objects out of
         # the collector's generations, so no later collection walks them (the first one, right
         # after the build re-enabled GC, cost ~0.2 s at 53k ops).
@@ -160,9 +166,25 @@ def scene_delta_task(state: GraphState, args: dict, progress: Progress) -> str:
     return wire.to_json(delta)
 
 
+def diff_task(state: GraphState, args: dict, progress: Progress) -> str:
+    """Graph B (``state``) against graph A (``state.base``): ``wire.GraphDiff``."""
+    from tb_graph_plugin.diff import diff_hierarchies
+
+    progress("diff", 0.8)
+    if state.base is None:
+        raise errors.InvalidArgumentError("a diff job needs two graphs")
+
+    def ref(plain):
+        return wire.GraphRef(**dict(plain, kind=wire.GraphKind(plain["kind"])))
+
+    answer = diff_hierarchies(state.base.hierarchy, state.hierarchy, ref(args["base"]), ref(args["graph"]))
+    return wire.to_json(answer)
+
+
 TASKS: dict[str, Callable[[GraphState, dict, Progress], str]] = {
     "scene": scene_task,
     "scene_delta": scene_delta_task,
     "node": node_task,
     "search": search_task,
+    "diff": diff_task,
 }

@@ -36,6 +36,9 @@ __all__ = [
     "SearchAnswer",
     "UploadAnswer",
     "ErrorAnswer",
+    "DiffStatus",
+    "DiffEntry",
+    "GraphDiff",
     "to_json",
     "to_plain",
 ]
@@ -245,6 +248,59 @@ class UploadAnswer:
     # What was wrong but did not stop the upload (an event file's skipped records, ...).
     warnings: list[str] = dataclasses.field(default_factory=list)
     source: str = "graph file"  # what was opened: "graph file", "run graph (step 0)", ...
+    version: int = WIRE_VERSION
+
+
+class DiffStatus(str, enum.Enum):
+    """How a node of one graph compares with the other (``diff``)."""
+
+    SAME = "same"
+    CHANGED = "changed"  # matched, and something differs (``DiffEntry.fields``)
+    ADDED = "added"  # only in the graph shown (B)
+    REMOVED = "removed"  # only in the base graph (A)
+
+
+@dataclasses.dataclass
+class DiffEntry:
+    """One node (op or group) that is not the same in both graphs.
+
+    ``name`` is the node's name in B, except for removed nodes (only in A: their name in A).
+    ``old_name``: the name in A of a changed node matched under another name (a renamed
+    scope, a shifted ``_1`` suffix), else None. ``fields``: what changed, among ``op``,
+    ``attrs``, ``shapes``, ``device``, ``inputs``, ``name`` (ops) and ``contents``, ``name``
+    (groups). ``anchor``: for a removed node, the B name of the closest group that holds
+    its place (the partner of its nearest matched A ancestor; ``__root__`` at top level).
+    """
+
+    name: str
+    status: DiffStatus
+    kind: NodeKind
+    fields: list[str] = dataclasses.field(default_factory=list)
+    old_name: Optional[str] = None
+    anchor: Optional[str] = None
+
+
+@dataclasses.dataclass
+class GraphDiff:
+    """Answer of ``/diff``: graph ``graph`` (B) against the ``base`` graph (A).
+
+    ``added``/``changed`` hold B names, ``removed`` A names, each of ops and groups (the root
+    group is never listed), sorted; ``entries`` describes each of them. A node in neither
+    list is the same in both graphs. ``counts``: ``{"ops"|"groups": {status: n}}``;
+    ``matched``: how many op pairs each matching step found (``name``, ``scope``,
+    ``suffix``, ``neighbourhood``); ``stats``: timings in seconds.
+    """
+
+    base: GraphRef
+    graph: GraphRef
+    same: bool
+    added: list[str]
+    removed: list[str]
+    changed: list[str]
+    entries: list[DiffEntry]
+    counts: dict[str, dict[str, int]]
+    matched: dict[str, int] = dataclasses.field(default_factory=dict)
+    stats: dict[str, Any] = dataclasses.field(default_factory=dict)
     version: int = WIRE_VERSION
 
 

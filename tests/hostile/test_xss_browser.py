@@ -116,3 +116,35 @@ def test_raw_routes_opened_as_pages_render_as_text(page, server):
         text = page.evaluate("document.body.innerText")
         assert "onerror" in text or "script" in text or "svg" in text or "__xss_ran" in text, (url, text[:200])
         _nothing_ran(page)
+
+
+def test_compare_list_deep_link_and_svg_export_keep_payloads_as_text(page, server, tmp_path):
+    """Issue 13's views of graph text: the diff list and info pane, a deep link's warning line
+    (the payload in the URL), and the exported SVG (payloads XML-escaped, no script element)."""
+    import xml.etree.ElementTree as ET
+
+    selected = urllib.parse.quote(XSS_PAYLOADS[0], safe="")
+    page.goto(f"{server}/#graph_explorer&p.graph_explorer.run=xss_names&p.graph_explorer.selected={selected}x")
+    frame = app_frame(page)
+    frame.wait_for_function("document.body.dataset.restored === 'true'", timeout=60000)
+    assert XSS_PAYLOADS[0] + "x" in frame.text_content("[data-link-warning]")
+    _nothing_ran(page)
+    frame.select_option("[data-picker=compare]", json.dumps(["xss", "__run_graph__", "op", None], separators=(",", ":")))
+    frame.wait_for_function("document.body.dataset.diffSame === 'false'", timeout=60000)
+    listed = frame.eval_on_selector_all("[data-diff-entry]", "ls => ls.map(l => l.dataset.diffEntry)")
+    assert set(XSS_PAYLOADS) <= set(listed)  # added: they are not in the other graph
+    frame.click(f"[data-diff-entry={json.dumps(XSS_PAYLOADS[1])}]")
+    frame.wait_for_function("document.body.dataset.infoName !== undefined")
+    _nothing_ran(page)
+    with page.expect_download() as dl:
+        frame.click("[data-action=download-svg]")
+    path = tmp_path / "view.svg"
+    dl.value.save_as(path)
+    root = ET.fromstring(path.read_bytes())
+    svg = "{http://www.w3.org/2000/svg}"
+    assert not list(root.iter(svg + "script")) and not list(root.iter(svg + "foreignObject"))
+    names = {g.get("data-name") for g in root.iter(svg + "g")} - {None}  # edges have no data-name
+    drawn = {n["name"] for n in frame.evaluate("window.graphExplorer.nodes()")}
+    assert names == drawn  # every drawn name, payloads included, came back intact from the XML
+    assert any(p in names for p in XSS_PAYLOADS)
+    _nothing_ran(page)

@@ -1,6 +1,6 @@
 // Typed requests to the plugin's routes (all URLs relative to the plugin base).
 // Every failure becomes an ApiError carrying the server's own message.
-import type { GraphRef, Job, Listing, NodeDetails, Scene, SceneDelta, SearchAnswer, UploadAnswer } from "./types";
+import type { GraphDiff, GraphRef, Job, Listing, NodeDetails, Scene, SceneDelta, SearchAnswer, UploadAnswer } from "./types";
 
 /** The user's switches that change how one graph is built; sent to every per-graph route. */
 export interface ViewOptions {
@@ -170,6 +170,17 @@ export async function fetchSearch(ref: GraphRef, q: string, op: string, view: Vi
   p.set("q", q);
   p.set("op", op);
   return getWithJob<SearchAnswer>(`search?${p}`, () => undefined, () => true);
+}
+
+/** GET diff: graph `ref` (B, the one drawn) against `base` (A). */
+export async function fetchDiff(ref: GraphRef, base: GraphRef, onProgress: ProgressFn, view: ViewOptions = DEFAULT_VIEW): Promise<GraphDiff> {
+  const p = refParams(ref, view);
+  p.set("base_run", base.run);
+  p.set("base_tag", base.tag);
+  p.set("base_kind", base.kind);
+  if (base.step !== null && base.step !== undefined) p.set("base_step", String(base.step));
+  p.set("wait", "2");
+  return getWithJob<GraphDiff>(`diff?${p}`, onProgress, () => true);
 }
 
 export async function upload(bytes: ArrayBuffer, filename: string): Promise<UploadAnswer> {

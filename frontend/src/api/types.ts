@@ -163,3 +163,28 @@ export interface ErrorAnswer {
   error: string;
   version: number;
 }
+
+export type DiffStatus = "same" | "changed" | "added" | "removed";
+
+export interface DiffEntry {
+  name: string; // the name in B; for removed nodes the name in A
+  status: DiffStatus;
+  kind: NodeKind;
+  fields: string[]; // op, attrs, shapes, device, inputs, name; groups: contents, name
+  old_name: string | null; // the name in A when matched under another name
+  anchor: string | null; // removed nodes: the B group that holds their place
+}
+
+export interface GraphDiff {
+  base: GraphRef; // graph A
+  graph: GraphRef; // graph B, the one drawn
+  same: boolean;
+  added: string[];
+  removed: string[];
+  changed: string[];
+  entries: DiffEntry[];
+  counts: Record<string, Record<string, number>>; // {"ops"|"groups": {status: n}}
+  matched: Record<string, number>;
+  stats: Record<string, unknown>;
+  version: number;
+}

@@ -47,7 +47,7 @@ function debugNodes(host: HookHost): object[] {
   return m.nodes.map((n) => {
     const [sx, sy] = vp.toScreen(n.x, n.y);
     return {
-      name: n.name, kind: n.kind, op: n.op, expanded: n.expanded, cardinality: n.cardinality,
+      name: n.name, label: n.label, kind: n.kind, op: n.op, expanded: n.expanded, cardinality: n.cardinality,
       parent: n.parent, extracted: n.extracted, x: r.left + sx, y: r.top + sy,
       w: n.width * vp.k, h: n.height * vp.k,
     };

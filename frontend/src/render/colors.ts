@@ -3,7 +3,7 @@
 // #fff5f0 -> #fb6a4a, TPU compatible #0f9d58 / incompatible #db4437.
 import type { SceneNode } from "../api/types";
 
-export type ColorMode = "none" | "structure" | "device" | "xla_cluster" | "compute_time" | "memory" | "tpu";
+export type ColorMode = "none" | "structure" | "device" | "xla_cluster" | "compute_time" | "memory" | "tpu" | "diff";
 
 export const COLOR_MODES: { id: ColorMode; label: string }[] = [
   { id: "none", label: "None" },
@@ -13,6 +13,7 @@ export const COLOR_MODES: { id: ColorMode; label: string }[] = [
   { id: "compute_time", label: "Compute time" },
   { id: "memory", label: "Memory" },
   { id: "tpu", label: "TPU compatibility" },
+  { id: "diff", label: "Diff (compare with…)" }, // app/compare.ts: DiffColorer
 ];
 
 export interface LegendEntry {
@@ -143,6 +144,8 @@ export class Colorer {
         return n.memory_bytes === null || this.maxMem <= 0 ? null : heat(n.memory_bytes / this.maxMem);
       case "tpu":
         return n.tpu_compatible === null ? null : n.tpu_compatible ? TPU_OK : TPU_BAD;
+      case "diff": // drawn by app/compare.ts's DiffColorer once a graph to compare with is picked
+        return null;
     }
   }
   legend(): LegendEntry[] {
@@ -174,6 +177,8 @@ export class Colorer {
           { color: TPU_OK, label: "TPU compatible" },
           { color: TPU_BAD, label: "not TPU compatible" },
         ];
+      case "diff":
+        return [{ color: "transparent", label: "pick a graph to compare with" }];
     }
   }
 }

@@ -48,4 +48,14 @@ export const CSS = `
 .gx-name{font-family:monospace;overflow-wrap:anywhere}
 .gx-actions{display:flex;flex-wrap:wrap;gap:6px;margin-top:6px}
 .gx-hidden-file{display:none}
+.gx-canvas:focus-visible{outline:2px solid var(--accent);outline-offset:-2px}
+.gx-sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+.gx-help{position:absolute;right:10px;top:10px;display:none;padding:8px 10px;background:var(--panel);border:1px solid var(--border);border-radius:4px;box-shadow:0 2px 6px rgba(0,0,0,.25);font-size:12px;z-index:5}
+.gx-help.gx-on{display:block}
+.gx-help td{padding:1px 6px}
+.gx-key{font-family:monospace;white-space:nowrap}
+.gx-diff-table{border-collapse:collapse;font-size:12px;width:100%;table-layout:fixed}
+.gx-diff-table td,.gx-diff-table th{border-bottom:1px solid var(--border);padding:1px 4px;text-align:left;overflow-wrap:anywhere;vertical-align:top}
+.gx-diff-table td:first-child{color:var(--muted);width:30%}
+.gx-diff-changed td{background:rgba(249,171,0,.22)}
 `;
