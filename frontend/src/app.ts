@@ -7,7 +7,7 @@ import type { GraphRef, Listing } from "./api/types";
 import { wireCanvas } from "./app/canvas_input";
 import { Compare, GHOST_PREFIX, refKey } from "./app/compare";
 import type { LinkState } from "./app/deep_link";
-import { downloadPng, downloadSvg, sceneToSvg } from "./app/export_view";
+import { downloadPng, downloadSvg, embeddedFontCss, sceneToSvg } from "./app/export_view";
 import { Keyboard } from "./app/keyboard";
 import { LinkBar } from "./app/link_bar";
 import { applyRestore, type Restore, resolveLink } from "./app/restore";
@@ -352,10 +352,19 @@ export class App {
 
   /** Downloads the view (open groups, colours, selection) as SVG or PNG: app/export_view.ts. */
   private export(format: "svg" | "png"): void {
-    if (!this.model) return;
-    const svg = sceneToSvg(this.model, this.renderer.colorer, this.renderer.palette, this.st);
-    if (format === "svg") downloadSvg(this.model, svg);
-    else downloadPng(this.model, svg).catch((e) => this.ui.showError(`PNG export failed: ${(e as Error).message}`));
+    const model = this.model;
+    if (!model) return;
+    embeddedFontCss()
+      .catch((e) => {
+        this.ui.showError(`${(e as Error).message}: exported without its font`);
+        return "";
+      })
+      .then((font) => {
+        const svg = sceneToSvg(model, this.renderer.colorer, this.renderer.palette, this.st, font);
+        if (format === "svg") downloadSvg(model, svg);
+        else return downloadPng(model, svg);
+      })
+      .catch((e) => this.ui.showError(`PNG export failed: ${(e as Error).message}`));
   }
 
   /** Pans (keeping the zoom) so the node is on screen when it is not. */

@@ -23,6 +23,7 @@ _MIME = {
     ".map": "application/json",
     ".svg": "image/svg+xml",
     ".png": "image/png",
+    ".woff": "font/woff",
     ".woff2": "font/woff2",
 }
 

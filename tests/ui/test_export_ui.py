@@ -4,6 +4,7 @@ colours and selection; the PNG download is a PNG of the same drawing."""
 
 from __future__ import annotations
 
+import base64
 import re
 import struct
 import xml.etree.ElementTree as ET
@@ -38,8 +39,14 @@ def test_download_svg_and_png_of_the_view(page, explorer, tmp_path):
     text = path.read_text(encoding="utf-8")
     root = ET.fromstring(text.encode("utf-8"))  # well-formed XML
     assert root.tag == SVG + "svg" and root.get("version") == "1.1"
-    # self-contained: no href at all, and url() only to its own marker
-    assert "href" not in text and set(re.findall(r"url\(([^)]*)\)", text)) == {"#arrow"}
+    # self-contained: no href at all, url() only to its own marker and to its embedded font
+    urls = re.findall(r"url\(([^)]*)\)", text)
+    assert "href" not in text and {u for u in urls if not u.startswith("data:")} == {"#arrow"}
+    (font,) = [u for u in urls if u.startswith("data:")]
+    assert font.startswith("data:font/woff;base64,")
+    assert base64.b64decode(font.split(",", 1)[1])[:4] == b"wOFF"  # the font file itself
+    style = root.find(f"{SVG}defs/{SVG}style").text
+    assert "@font-face" in style and root.get("font-family").startswith("'GX Export'")
     texts = {t.text for t in root.iter(SVG + "text")}
     drawn = [n for n in nodes(frame) if n["kind"] != "bridge"]
     assert len(drawn) > 12

@@ -3,13 +3,37 @@
 // selection and traced nodes outlined, nodes removed from the main graph left out. The whole
 // scene is exported, not only the part on screen. The SVG is SVG 1.1, self-contained (inline
 // styles; its only references are to its own arrow marker), every graph text XML-escaped; the
-// PNG is that SVG drawn on a canvas (at most 8192 px a side). Text uses the canvas's font stack
-// (Roboto, then Helvetica Neue, Arial, sans-serif): no font file is embedded.
+// PNG is that SVG drawn on a canvas (at most 8192 px a side). The font is embedded: the plugin
+// serves static/export-font.woff (DejaVu Sans Condensed, Latin-1 subset, 13 kB: Arial's widths
+// within 2%, see frontend/fonts/make_export_font.py), put in a data: @font-face, so the file
+// looks the same wherever it is opened and still references nothing outside itself.
 import type { SceneEdge, SceneNode } from "../api/types";
 import type { Colorer, Palette } from "../render/colors";
 import type { SceneModel } from "../render/model";
 
-const FONT = "Roboto, 'Helvetica Neue', Arial, sans-serif";
+const EMBEDDED = "GX Export";
+const FONT = `'${EMBEDDED}', Roboto, 'Helvetica Neue', Arial, sans-serif`;
+const FONT_PATH = "static/export-font.woff";
+let fontCss: Promise<string> | null = null;
+
+/** The `@font-face` rule embedding the export font (fetched once from the plugin). */
+export function embeddedFontCss(base: string = document.baseURI): Promise<string> {
+  if (!fontCss) {
+    fontCss = fetch(new URL(FONT_PATH, base).href)
+      .then((r) => {
+        if (!r.ok) throw new Error(`export font: HTTP ${r.status}`);
+        return r.arrayBuffer();
+      })
+      .then((buf) => {
+        const bytes = new Uint8Array(buf);
+        let bin = "";
+        for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+        return `@font-face{font-family:'${EMBEDDED}';src:url(data:font/woff;base64,${btoa(bin)}) format('woff');}`;
+      });
+    fontCss.catch(() => { fontCss = null; }); // a failed fetch is retried at the next export
+  }
+  return fontCss;
+}
 const MAX_PNG_SIDE = 8192;
 const MARGIN = 12;
 
@@ -40,7 +64,8 @@ function strokeOf(n: SceneNode, st: ViewState, pal: Palette): [string, number] {
 }
 
 /** The SVG 1.1 document of the scene as drawn (see the module comment). */
-export function sceneToSvg(model: SceneModel, colorer: Colorer | null, pal: Palette, st: ViewState): string {
+export function sceneToSvg(model: SceneModel, colorer: Colorer | null, pal: Palette, st: ViewState,
+  font = ""): string {
   const b = model.bounds;
   const x0 = b.x0 - MARGIN, y0 = b.y0 - MARGIN;
   const w = b.x1 - b.x0 + 2 * MARGIN, h = b.y1 - b.y0 + 2 * MARGIN;
@@ -48,6 +73,7 @@ export function sceneToSvg(model: SceneModel, colorer: Colorer | null, pal: Pale
   const out: string[] = [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${f(w)}" height="${f(h)}" viewBox="${f(x0)} ${f(y0)} ${f(w)} ${f(h)}" font-family="${esc(FONT)}">`,
+    ...(font ? [`<defs><style type="text/css"><![CDATA[${font}]]></style></defs>`] : []),
     `<title>${esc(`${g.run} / ${g.tag} (${g.kind}${g.step === null ? "" : `, step ${g.step}`})`)}</title>`,
     `<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="5" markerHeight="5" markerUnits="userSpaceOnUse" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="${pal.edge}"/></marker></defs>`,
     `<rect x="${f(x0)}" y="${f(y0)}" width="${f(w)}" height="${f(h)}" fill="${pal.background}"/>`,
