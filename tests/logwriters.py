@@ -210,6 +210,19 @@ def write_tf2_trace_profile(outdir: Path, layers: int | None = None) -> Path:
     return run
 
 
+def _trace_forward(run: Path, model, x) -> None:
+    """Trace one inference call ``model(x)`` in a ``tf.function`` as tag ``forward``, step 0."""
+    import tensorflow as tf
+
+    @tf.function
+    def forward(batch):
+        return model(batch, training=False)
+
+    writer = tf.summary.create_file_writer(str(run))
+    _trace(writer, forward, (x,), "forward", 0)
+    writer.close()
+
+
 def _record_layer_scopes(model) -> dict[str, str]:
     """Wrap each layer's ``call`` to record the name scope it runs in while traced.
 
@@ -239,17 +252,8 @@ def _keras_trace_with_blocks(run: Path, model, x, blocks) -> Path:
     """
     import json
 
-    import tensorflow as tf
-
     scopes = _record_layer_scopes(model)
-
-    @tf.function
-    def forward(x):
-        return model(x, training=False)
-
-    writer = tf.summary.create_file_writer(str(run))
-    _trace(writer, forward, (x,), "forward", 0)
-    writer.close()
+    _trace_forward(run, model, x)
     out = {}
     for block, layer_names in blocks(model).items():
         layers = [model.get_layer(n) for n in layer_names]
@@ -406,19 +410,11 @@ def _write_diff_pair_run(run: Path, changed: bool) -> None:
     _quiet_tf()
     import keras
     import numpy as np
-    import tensorflow as tf
 
     x = np.random.RandomState(0).rand(2, 12).astype("float32")
     keras.utils.set_random_seed(0)
     model = _diff_pair_model(changed)
-
-    @tf.function
-    def forward(batch):
-        return model(batch, training=False)
-
-    writer = tf.summary.create_file_writer(str(run))
-    _trace(writer, forward, (x,), "forward", 0)
-    writer.close()
+    _trace_forward(run, model, x)
 
 
 def write_keras_diff_pair(outdir: Path, layers: int | None = None) -> Path:

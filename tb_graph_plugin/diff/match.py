@@ -213,7 +213,7 @@ def by_neighbourhood(m: Matching, max_rounds: int = 50) -> int:
         left_b = m.unmatched_ops(b, m.a_of_b)
         if not left_a or not left_b:
             break
-        set_a, set_b = set(left_a), set(left_b)
+        set_a = set(left_a)
         cons_a = _consumers(a, m.a_inputs, {i for i in left_a if not m.a_inputs[i]})
         cons_b = _consumers(b, m.b_inputs, {i for i in left_b if not m.b_inputs[i]})
 
@@ -229,16 +229,9 @@ def by_neighbourhood(m: Matching, max_rounds: int = 50) -> int:
             return h.slim.ops[i], "out", tuple(sorted(users))
 
         def key_b(h, i) -> Optional[tuple]:
-            ins = m.b_inputs[i]
-            if ins:
-                mapped = []
-                for s, port, control in ins:
-                    if isinstance(s, int):
-                        s = m.a_of_b.get(s)
-                        if s is None:
-                            return None
-                    mapped.append((s, port, control))
-                return h.slim.ops[i], "in", tuple(mapped)
+            if m.b_inputs[i]:
+                mapped = _inputs_in_a(m, i)
+                return None if mapped is None else (h.slim.ops[i], "in", mapped)
             users = [m.a_of_b.get(u) for u in cons_b[i]]
             if not users or None in users:
                 return None
@@ -258,6 +251,18 @@ def by_neighbourhood(m: Matching, max_rounds: int = 50) -> int:
     return found
 
 
+def _inputs_in_a(m: Matching, i: int) -> Optional[tuple]:
+    """Op ``i`` of B's inputs with B's op ids replaced by their A partners; None if one has none."""
+    mapped = []
+    for s, port, control in m.b_inputs[i]:
+        if isinstance(s, int):
+            s = m.a_of_b.get(s)
+            if s is None:
+                return None
+        mapped.append((s, port, control))
+    return tuple(mapped)
+
+
 def by_position(m: Matching) -> int:
     """Step 5b: any op type; inputs all matched to the other's, groups partners; unique."""
     a, b = m.a, m.b
@@ -273,17 +278,11 @@ def by_position(m: Matching) -> int:
         return tuple(ins), h.parent(i)
 
     def key_b(h, i):
-        ins, parent = m.b_inputs[i], m.a_of_b.get(h.parent(i))
-        if not ins or parent is None:
+        parent = m.a_of_b.get(h.parent(i))
+        if not m.b_inputs[i] or parent is None:
             return None
-        mapped = []
-        for s, port, control in ins:
-            if isinstance(s, int):
-                s = m.a_of_b.get(s)
-                if s is None:
-                    return None
-            mapped.append((s, port, control))
-        return tuple(mapped), parent
+        mapped = _inputs_in_a(m, i)
+        return None if mapped is None else (mapped, parent)
 
     keys_a = _unique_keys(a, left_a, key_a)
     found = 0

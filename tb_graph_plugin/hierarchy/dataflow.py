@@ -31,7 +31,6 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
-from tb_graph_plugin.graph.model import MAIN
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
 __all__ = ["child_edges", "child_graph", "Contraction", "series_shape", "dominator_regions", "is_acyclic"]

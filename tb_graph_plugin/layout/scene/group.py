@@ -37,7 +37,6 @@ from tb_graph_plugin.layout.scene.placed import (
     kind_of,
     place_child,
     reserved,
-    spread,
 )
 from tb_graph_plugin.layout.scene.pack import components, pack_layout, should_pack
 from tb_graph_plugin.layout.scene.series import layout_series

@@ -99,7 +99,7 @@ def layout_series(h, gid, sizes, o: SceneOptions) -> GroupLayout:
         cx = x_first + j * (col_w + o.series_column_gap)
         y = height - o.padding if upward else o.padding_top
         for i in col:
-            c, (rw, rh) = members[i], member_boxes[i]
+            c, (_, rh) = members[i], member_boxes[i]
             cy = y - rh / 2 if upward else y + rh / 2
             box[c] = place_child(h, c, cx, cy, sizes[c], o, nodes, kind_fn, annex=annex, out_edges=annex_edges)
             lane_of[c] = cx + inner_w / 2 + lane
