@@ -8,7 +8,8 @@ graphs, read with the plugin's own ``ingest.local``), prints one line per stage:
 * ``first``      the first-view scene (``first_view.first_view_expanded``) as wire JSON
 * ``open``       scenes with each of the ``--groups`` largest groups opened (with its ancestors)
 
-Timing fields (``stats.layout_seconds``, ``stats.groups_laid_out``) are left out; everything else
+Timing fields (``slim.timings``, the summary's ``timings``, ``stats.layout_seconds``,
+``stats.groups_laid_out``) are left out; everything else
 of the scene, coordinates included, is hashed. Usage::
 
     python -m bench.fingerprint demo_logs/* bench/_out/corpus/*L9 > before.txt
@@ -40,6 +41,8 @@ def _digest(value: Any) -> str:
 def _slim_digest(slim) -> str:
     parts = []
     for name in sorted(vars(slim)):
+        if name == "timings":
+            continue
         value = getattr(slim, name)
         if isinstance(value, np.ndarray):
             parts.append((name, _digest(value)))
@@ -86,7 +89,9 @@ def fingerprint(path: str, n_groups: int) -> list[str]:
         slim = build_slim_graph(graph_def)
         h = build_hierarchy(slim)
         lines.append(f"{label} slim {_slim_digest(slim)}")
-        lines.append(f"{label} hierarchy {_digest([summarize(h), tree(h)])}")
+        summary = summarize(h)
+        summary.pop("timings")
+        lines.append(f"{label} hierarchy {_digest([summary, tree(h)])}")
         lines.append(f"{label} first {_scene_digest(build_scene(h, ref, first_view_expanded(h)))}")
         groups = sorted((g for g in h.groups if g.id != h.root.id), key=lambda g: (-g.cardinality, g.name))
         opened = []
