@@ -1,12 +1,13 @@
 """GraphDef -> SlimGraph (no TensorBoard server dependency).
 
-The pipeline, in order (each step timed into ``slim.timings``):
+The pipeline is the list :data:`PIPELINE`, in order (each step timed into ``slim.timings``):
 
 1. ``nodes.read_nodes``          NodeDefs + function library -> per-op columns
 2. ``names.index_names``         name -> op id index, duplicate names
 3. ``edges.read_edges``          ``^x`` / ``x:N`` inputs -> raw edges, dangling inputs
 4. ``embeddings.place_embeddings`` embeddings beside their op, base edges
 5. ``names.rename_namespace_clashes``  ``A`` -> ``A/(A)`` when ``A`` is also a namespace
+   (when ``options.rename_namespace_clashes``)
 
 Example::
 
@@ -21,9 +22,9 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import gc
-import time
-from typing import Optional
+from typing import Any, Optional
 
 from tb_graph_plugin.graph import edges, embeddings, names, nodes
 from tb_graph_plugin.graph.model import (
@@ -41,6 +42,7 @@ from tb_graph_plugin.graph.model import (
     SlimGraph,
     SlimGraphOptions,
 )
+from tb_graph_plugin.pipeline import Pipeline, Step
 
 __all__ = [
     "build_slim_graph",
@@ -76,23 +78,45 @@ def build_slim_graph(graph_def, options: Optional[SlimGraphOptions] = None) -> S
             gc.enable()
 
 
+@dataclasses.dataclass
+class _Build:
+    """The state the steps pass along: the input, the SlimGraph being filled, intermediates."""
+
+    graph_def: Any
+    options: SlimGraphOptions
+    slim: SlimGraph
+    inputs: Optional[list] = None  # per op, its raw input strings (``nodes`` -> ``edges``)
+    raw_edges: Optional[tuple] = None  # edge columns before embeddings are placed
+
+
+def _read_nodes(b: _Build) -> None:
+    b.inputs = nodes.read_nodes(b.graph_def, b.slim, b.options.function_library)
+
+
+def _index_names(b: _Build) -> None:
+    b.slim.duplicate_names = names.index_names(b.slim)
+
+
+def _read_edges(b: _Build) -> None:
+    b.raw_edges = edges.read_edges(b.slim, b.inputs)
+    b.inputs = None
+
+
+def _place_embeddings(b: _Build) -> None:
+    embeddings.place_embeddings(b.slim, b.options, *b.raw_edges)
+    b.raw_edges = None
+
+
+PIPELINE: Pipeline[_Build] = Pipeline("graph", [
+    Step("nodes", _read_nodes),
+    Step("index", _index_names),
+    Step("edges", _read_edges),
+    Step("embeddings", _place_embeddings),
+    Step("rename", lambda b: names.rename_namespace_clashes(b.slim), when=lambda b: b.options.rename_namespace_clashes),
+])
+
+
 def _build(graph_def, options: SlimGraphOptions) -> SlimGraph:
     slim = SlimGraph()
-    t = slim.timings
-    t0 = time.perf_counter()
-    inputs = nodes.read_nodes(graph_def, slim, options.function_library)
-    t1 = time.perf_counter()
-    t["nodes"] = t1 - t0
-    slim.duplicate_names = names.index_names(slim)
-    t2 = time.perf_counter()
-    t["index"] = t2 - t1
-    raw = edges.read_edges(slim, inputs)
-    t3 = time.perf_counter()
-    t["edges"] = t3 - t2
-    embeddings.place_embeddings(slim, options, *raw)
-    t4 = time.perf_counter()
-    t["embeddings"] = t4 - t3
-    if options.rename_namespace_clashes:
-        names.rename_namespace_clashes(slim)
-    t["rename"] = time.perf_counter() - t4
+    PIPELINE.run(_Build(graph_def, options, slim), timings=slim.timings)
     return slim

@@ -34,6 +34,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Optional, Union
 
+from tb_graph_plugin.pipeline import Timings
+
 __all__ = [
     "EDGE_DATA",
     "EDGE_CONTROL",
@@ -191,7 +193,7 @@ class SlimGraph:
         self.duplicate_names: list[str] = []  # NodeDef names seen twice (first one kept)
         self.functions: dict[str, FunctionInfo] = {}
         self.has_shape_info: bool = False
-        self.timings: dict[str, float] = {}
+        self.timings: Timings = Timings()  # seconds per pipeline step (graph.PIPELINE)
 
     # ---- sizes -------------------------------------------------------------------------
     @property

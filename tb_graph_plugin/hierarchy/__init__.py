@@ -1,18 +1,24 @@
 """SlimGraph -> Hierarchy (no TensorBoard server dependency).
 
-The pipeline, in order (each step timed into ``h.timings``):
+The pipeline is the list :data:`PIPELINE`, in order (each step timed into ``h.timings``;
+a step whose condition does not hold is skipped and not timed):
 
 1. ``scopes.build_scopes``          MetaNodes from ``/`` scopes
-2. ``infer.infer_scopes``           missing levels from indices in names (Keras 3), optional
-2b. ``regions.infer_regions``       blocks cut from the children's dataflow (InceptionV3), optional
-3. ``series.detect_op_series``      stock op series ``add_[1-5]``
+2. ``infer.infer_scopes``           missing levels from indices in names (Keras 3), unless
+                                    ``infer_scopes`` is False
+2b. ``regions.infer_regions``       blocks cut from the children's dataflow (InceptionV3), idem
+3. ``series.detect_op_series``      stock op series ``add_[1-5]`` (``series_min_size`` > 0)
 3b. ``split.split_wide_groups``     groups > 1000 children -> ordered artificial sub-groups
 4. ``metaedges.build_metaedges``    MetaEdges at the lowest common ancestor
-5. ``templates.hash_templates``     structural hash and shared template ids
+5. ``templates.hash_templates``     structural hash and shared template ids (when templates
+                                    or block series are on)
 6. ``series.detect_block_series``   repeated blocks ``Layer[0-5]`` (parents' metaedges
-                                    re-routed); then 5 again for the new series and
-                                    their ancestors only
+                                    re-routed; ``block_series_min_size`` > 0);
+                                    ``series_templates``: 5 again for the new series and
+                                    their ancestors only (when any were made);
+                                    ``drop_templates``: template ids cleared when templates are off
 7. ``stats.compute_stats``          cardinality, depth, level, op/device/XLA histograms
+8. ``release``                      the grouping phases' adjacency dropped
 
 Afterwards, on demand: ``profile.join_step_stats`` (step stats per op, summed per group)
 and ``details.node_details`` (the info pane).
@@ -34,8 +40,8 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import gc
-import time
 from typing import Optional
 
 from tb_graph_plugin.graph.model import SlimGraph
@@ -53,6 +59,7 @@ from tb_graph_plugin.hierarchy.model import (
     SeriesNode,
 )
 from tb_graph_plugin.hierarchy.profile import join_step_stats
+from tb_graph_plugin.pipeline import Pipeline, Step
 
 __all__ = [
     "build_hierarchy",
@@ -81,35 +88,60 @@ def build_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions] = None)
             gc.enable()
 
 
+@dataclasses.dataclass
+class _Build:
+    """The state the steps pass along: the Hierarchy being grouped, and the block series made."""
+
+    h: Hierarchy
+    new_series: list = dataclasses.field(default_factory=list)
+
+
+def _block_series(b: _Build) -> None:
+    b.new_series = series.detect_block_series(b.h)
+
+
+def _rehash_new_series(b: _Build) -> None:
+    """Templates again for the new series and their ancestors only."""
+    dirty = set()
+    for s in b.new_series:
+        dirty.add(s.id)
+        dirty.update(b.h.ancestors(s.id))
+    templates.hash_templates(b.h, dirty)
+
+
+def _drop_templates(b: _Build) -> None:
+    """Hashed for block series only: no template ids in the result."""
+    b.h.templates = {}
+    for g in b.h.groups:
+        g.template = None
+
+
+def _release_adjacency(b: _Build) -> None:
+    """The grouping phases' adjacency: not needed once the tree is final."""
+    b.h.out_neighbours = b.h.edge_arrays = None
+
+
+def _inferring(b: _Build) -> bool:
+    return b.h.options.infer_scopes is not False
+
+
+PIPELINE: Pipeline[_Build] = Pipeline("hierarchy", [
+    Step("scopes", lambda b: scopes.build_scopes(b.h)),
+    Step("infer_scopes", lambda b: infer.infer_scopes(b.h), when=_inferring),
+    Step("infer_regions", lambda b: regions.infer_regions(b.h), when=_inferring),
+    Step("op_series", lambda b: series.detect_op_series(b.h), when=lambda b: b.h.options.series_min_size > 0),
+    Step("split", lambda b: split.split_wide_groups(b.h)),
+    Step("metaedges", lambda b: metaedges.build_metaedges(b.h)),
+    Step("templates", lambda b: templates.hash_templates(b.h),
+         when=lambda b: b.h.options.templates or b.h.options.block_series_min_size > 0),
+    Step("block_series", _block_series, when=lambda b: b.h.options.block_series_min_size > 0),
+    Step("series_templates", _rehash_new_series, when=lambda b: bool(b.new_series)),
+    Step("drop_templates", _drop_templates, when=lambda b: not b.h.options.templates),
+    Step("stats", lambda b: stats.compute_stats(b.h)),
+    Step("release", _release_adjacency),
+])
+
+
 def _build(slim: SlimGraph, options: Optional[HierarchyOptions]) -> Hierarchy:
     h = Hierarchy(slim, options or HierarchyOptions())
-    t = h.timings
-
-    def step(name, fn):
-        t0 = time.perf_counter()
-        out = fn(h)
-        t[name] = t.get(name, 0.0) + time.perf_counter() - t0
-        return out
-
-    step("scopes", scopes.build_scopes)
-    step("infer_scopes", infer.infer_scopes)
-    step("infer_regions", regions.infer_regions)
-    step("op_series", series.detect_op_series)
-    step("split", split.split_wide_groups)
-    step("metaedges", metaedges.build_metaedges)
-    if h.options.templates or h.options.block_series_min_size > 0:
-        step("templates", templates.hash_templates)
-    made = step("block_series", series.detect_block_series)
-    if made:
-        dirty = set()
-        for s in made:
-            dirty.add(s.id)
-            dirty.update(h.ancestors(s.id))
-        step("templates", lambda h: templates.hash_templates(h, dirty))
-    if not h.options.templates:
-        h.templates = {}
-        for g in h.groups:
-            g.template = None
-    step("stats", stats.compute_stats)
-    h.out_neighbours = h.edge_arrays = None  # the grouping phases' adjacency: not needed once the tree is final
-    return h
+    return PIPELINE.run(_Build(h), timings=h.timings).h

@@ -36,6 +36,7 @@ import dataclasses
 from typing import Any, Iterator, Optional, Union
 
 from tb_graph_plugin.graph.model import MAIN, SlimGraph
+from tb_graph_plugin.pipeline import Timings
 
 __all__ = [
     "ROOT_NAME",
@@ -191,7 +192,7 @@ class Hierarchy:
         self.series_of_op: dict[int, int] = {}  # member hierarchy id -> series group id
         self.max_metaedge_size: int = 0
         self.inferred_scopes: bool = False  # scope inference created at least one group
-        self.timings: dict[str, float] = {}
+        self.timings: Timings = Timings()  # seconds per pipeline step (hierarchy.PIPELINE)
         self.profile: Optional[dict[str, Any]] = None  # op id -> stats, set by profile join
         self.out_neighbours: Optional[list[list[int]]] = None  # op -> base-edge destinations (hierarchy.dataflow)
         self.edge_arrays: Optional[tuple] = None  # (edge_src, edge_dst) as numpy arrays (hierarchy.dataflow)
