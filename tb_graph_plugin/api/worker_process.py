@@ -23,7 +23,6 @@ so a quick job may read a graph while the main lane lays it out.
 
 from __future__ import annotations
 
-import collections
 import gc
 import os
 import pickle
@@ -36,6 +35,7 @@ from typing import Any, Callable
 from tensorboard import errors
 
 from tb_graph_plugin.api import faults, tasks
+from tb_graph_plugin.cache import LruCache
 
 __all__ = ["worker_main", "rss_bytes", "LANES"]
 
@@ -52,25 +52,19 @@ def rss_bytes() -> int:
 
 
 class _Graphs:
-    """The built graphs, LRU by key, shared by the lanes under one lock."""
+    """The built graphs, LRU by key (at most the ``max_graphs`` of the latest job), shared by the lanes."""
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._graphs: "collections.OrderedDict[Any, tasks.GraphState]" = collections.OrderedDict()
+        self._graphs: LruCache[Any, tasks.GraphState] = LruCache()
 
     def get(self, key):
-        with self._lock:
-            state = self._graphs.get(key)
-            if state is not None:
-                self._graphs.move_to_end(key)
-            return state
+        return self._graphs.get(key)
 
     def put(self, key, state, max_graphs: int) -> None:
-        with self._lock:
-            self._graphs[key] = state
-            dropped = len(self._graphs) > max_graphs
-            while len(self._graphs) > max_graphs:
-                self._graphs.popitem(last=False)
+        with self._lock:  # the bound comes with each job: set it and put as one step
+            self._graphs.max_entries = max_graphs
+            dropped = bool(self._graphs.put(key, state))  # the evicted states are not held on to
         if dropped:
             # Frozen objects are only freed by reference counting: collect any cycles of the
             # dropped graphs once, then freeze what is kept again.

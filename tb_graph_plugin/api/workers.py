@@ -53,6 +53,7 @@ from typing import Callable, Hashable, Optional
 from tensorboard import errors
 
 from tb_graph_plugin.api import wire
+from tb_graph_plugin.cache import LruCache
 
 __all__ = ["WorkerPool", "JobHandle", "JobFailed", "QUICK_TASKS", "BUILD_STAGES"]
 
@@ -74,6 +75,11 @@ DEFAULT_STAGE_BUDGETS_S = {"sent": 30.0, "parse": 60.0, "slim_graph": 120.0, "hi
                            "search": 10.0, "node": 10.0}
 _MAX_ATTEMPTS = 2  # a job is run at most twice: once, and once more if its worker died
 _POISONED_KEPT = 256
+_JOBS_KEPT = 2000  # job handles answerable by id (``/job``), oldest forgotten first
+
+
+def _result_size(handle: "JobHandle") -> int:
+    return len(handle.result) if handle.result is not None else 256
 
 
 class JobFailed(errors.PublicError):
@@ -142,7 +148,7 @@ class _Worker:
     over its stdin/stdout; a reader thread turns what it says into callbacks. Its queue and
     lanes are the pool's bookkeeping, guarded by the pool's lock."""
 
-    def __init__(self, index: int, on_message: Callable):
+    def __init__(self, index: int, on_message: Callable, max_graphs: int):
         self.index = index
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env = dict(os.environ)
@@ -154,7 +160,7 @@ class _Worker:
             env=env,
         )
         self._write_lock = threading.Lock()
-        self.graphs: "collections.OrderedDict[Hashable, None]" = collections.OrderedDict()  # sent, LRU
+        self.graphs: LruCache[Hashable, None] = LruCache(max_entries=max_graphs)  # sent: mirrors the worker's own LRU
         self.built: set = set()  # graphs a job has finished on (a quick job may use them)
         self.queue: "collections.deque[JobHandle]" = collections.deque()
         self.lanes: dict[str, Optional[JobHandle]] = {"main": None, "quick": None}
@@ -240,11 +246,11 @@ class WorkerPool:
         self._lock = threading.RLock()
         self._workers: list[_Worker] = []
         self._running: dict[Hashable, JobHandle] = {}
-        self._by_id: "collections.OrderedDict[str, JobHandle]" = collections.OrderedDict()
-        self._results: "collections.OrderedDict[Hashable, JobHandle]" = collections.OrderedDict()
-        self._poisoned: "collections.OrderedDict[Hashable, JobFailed]" = collections.OrderedDict()
-        self._result_bytes = 0
-        self._result_cache_bytes = result_cache_bytes
+        self._by_id: LruCache[str, JobHandle] = LruCache(max_entries=_JOBS_KEPT)
+        # finished jobs by key, LRU by result size (a result over the whole budget is kept alone)
+        self._results: LruCache[Hashable, JobHandle] = LruCache(
+            max_size=result_cache_bytes, size_of=_result_size, keep_oversized=True)
+        self._poisoned: LruCache[Hashable, JobFailed] = LruCache(max_entries=_POISONED_KEPT)
         self._readers = futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="graph_read")
         self.restarted = 0
         self.retried = 0  # jobs run again after their worker died
@@ -258,7 +264,6 @@ class WorkerPool:
         with self._lock:
             cached = self._results.get(key)
             if cached is not None:
-                self._results.move_to_end(key)
                 return cached
             running = self._running.get(key)
             if running is not None:
@@ -298,7 +303,7 @@ class WorkerPool:
 
     def _start_workers(self):
         if not self._workers:
-            self._workers = [_Worker(i, self._on_message) for i in range(self.n_workers)]
+            self._workers = [_Worker(i, self._on_message, self.max_graphs_per_worker) for i in range(self.n_workers)]
             if not self._watchdog.is_alive():
                 self._watchdog.start()
 
@@ -342,10 +347,7 @@ class WorkerPool:
         handle.started = time.monotonic()
         # Count the graph on this worker now, before the (slow) read, so later requests for
         # the same graph follow it here.
-        worker.graphs[handle.graph_key] = None
-        worker.graphs.move_to_end(handle.graph_key)
-        while len(worker.graphs) > self.max_graphs_per_worker:
-            dropped, _ = worker.graphs.popitem(last=False)
+        for dropped, _ in worker.graphs.put(handle.graph_key, None):
             worker.built.discard(dropped)
         self._readers.submit(self._send, worker, lane, handle, needs_graph)
 
@@ -447,17 +449,10 @@ class WorkerPool:
             self._running.pop(handle.key, None)
             if not cache:  # a transient failure (time limit): the next request retries
                 return
-            size = len(result) if result is not None else 256
-            self._results[handle.key] = handle
-            self._result_bytes += size
-            while self._result_bytes > self._result_cache_bytes and len(self._results) > 1:
-                _, old = self._results.popitem(last=False)
-                self._result_bytes -= len(old.result) if old.result is not None else 256
+            self._results.put(handle.key, handle)
 
     def _remember(self, handle: JobHandle):
-        self._by_id[handle.job_id] = handle
-        while len(self._by_id) > 2000:
-            self._by_id.popitem(last=False)
+        self._by_id.put(handle.job_id, handle)
 
     # -- faults -----------------------------------------------------------------------------
 
@@ -517,7 +512,7 @@ class WorkerPool:
             queued = list(worker.queue)
             worker.queue.clear()
             worker.stop()
-            fresh = _Worker(worker.index, self._on_message)
+            fresh = _Worker(worker.index, self._on_message, self.max_graphs_per_worker)
             self._workers[self._workers.index(worker)] = fresh
             self.restarted += 1
         if cause is not None:
@@ -555,7 +550,5 @@ class WorkerPool:
         error = JobFailed(500, message)
         if handle.stage in BUILD_STAGES:
             with self._lock:
-                self._poisoned[handle.graph_key] = error
-                while len(self._poisoned) > _POISONED_KEPT:
-                    self._poisoned.popitem(last=False)
+                self._poisoned.put(handle.graph_key, error)
         self._finish(handle, error=error)

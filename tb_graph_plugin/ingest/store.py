@@ -22,9 +22,7 @@ reading or parsing; callers must not mutate what they get.
 
 from __future__ import annotations
 
-import collections
 import hashlib
-import threading
 from typing import Optional
 
 from tensorboard import errors
@@ -32,8 +30,8 @@ from tensorboard.compat.proto import graph_pb2
 
 from tb_graph_plugin import metadata
 from tb_graph_plugin.api import wire
+from tb_graph_plugin.cache import LruCache
 from tb_graph_plugin.ingest import blobs, event_file, keras_model, parse, run_metadata
-from tb_graph_plugin.ingest.cache import LruCache
 
 __all__ = ["GraphStore", "GraphTooLargeError", "count_ops", "DEFAULT_CACHE_BYTES", "DEFAULT_UPLOAD_LIMIT_BYTES", "DEFAULT_MAX_OPS"]
 
@@ -82,11 +80,12 @@ class GraphStore:
         max_upload_bytes: Optional[int] = None,
     ):
         self._provider = data_provider
-        self._cache = LruCache(max_cache_bytes, size_of=lambda value: value.ByteSize())
-        self._uploads: "collections.OrderedDict[str, graph_pb2.GraphDef]" = collections.OrderedDict()
-        self._uploads_lock = threading.Lock()
-        self._upload_bytes = 0
-        self.max_upload_bytes = max_cache_bytes if max_upload_bytes is None else max_upload_bytes
+        # a GraphDef bigger than the whole budget is answered but not kept
+        self._cache: LruCache = LruCache(max_size=max_cache_bytes, size_of=lambda value: value.ByteSize())
+        # an upload is the only copy of its graph: the newest is kept even when over the budget
+        self._uploads: LruCache[str, graph_pb2.GraphDef] = LruCache(
+            max_entries=MAX_UPLOADS, max_size=max_cache_bytes if max_upload_bytes is None else max_upload_bytes,
+            size_of=lambda graph: graph.ByteSize(), keep_oversized=True)
         self.upload_limit_bytes = upload_limit_bytes
         self.max_ops = max_ops
 
@@ -175,21 +174,12 @@ class GraphStore:
             graph = parse.parse_graph_file(blob, f"uploaded file {filename!r}")
         self.check_op_limit(graph, f"uploaded file {filename!r}")
         upload_id = hashlib.sha256(blob).hexdigest()[:16]
-        with self._uploads_lock:
-            if upload_id not in self._uploads:
-                self._upload_bytes += graph.ByteSize()
-            self._uploads[upload_id] = graph
-            self._uploads.move_to_end(upload_id)
-            while len(self._uploads) > 1 and (len(self._uploads) > MAX_UPLOADS
-                                              or self._upload_bytes > self.max_upload_bytes):
-                _, dropped = self._uploads.popitem(last=False)
-                self._upload_bytes -= dropped.ByteSize()
+        self._uploads.put(upload_id, graph)
         ref = wire.GraphRef(run=metadata.UPLOAD_RUN, tag=upload_id, kind=wire.GraphKind.OP)
         return wire.UploadAnswer(graph=ref, ops=len(graph.node), warnings=warnings, source=source)
 
     def _upload(self, upload_id: str) -> graph_pb2.GraphDef:
-        with self._uploads_lock:
-            graph = self._uploads.get(upload_id)
+        graph = self._uploads.get(upload_id)
         if graph is None:
             raise errors.NotFoundError(
                 f"unknown upload {upload_id!r} (uploads live in server memory and are lost "

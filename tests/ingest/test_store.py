@@ -18,13 +18,13 @@ def test_second_request_does_no_parsing(real_logs):
     app = TbApp(real_logs.get("tf2_keras_trace"))
     cache = app.ours._store.cache
     first = app.get(OURS + "/graph", run="tf2_keras_trace", tag="train_step").get_data()
-    loads = cache.loads
+    loads = cache.stats.misses
     assert loads >= 1
     second = app.get(OURS + "/graph", run="tf2_keras_trace", tag="train_step").get_data()
     assert second == first
-    assert cache.loads == loads
+    assert cache.stats.misses == loads
     app.get(OURS + "/graph", run="tf2_keras_trace", tag="predict")
-    assert cache.loads == loads + 1
+    assert cache.stats.misses == loads + 1
 
 
 def test_conceptual_graph_of_keras_callback(real_logs):
