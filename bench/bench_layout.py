@@ -26,7 +26,7 @@ import sys
 import time
 
 from bench import generators
-from tb_graph_plugin.layout import Engine, LayoutOptions, LayoutResult, layout, memo
+from tb_graph_plugin.layout import Engine, LayoutMemo, LayoutOptions, LayoutResult, layout
 from tb_graph_plugin.layout.crossings import count_crossings, count_result_crossings
 
 DAGRE_DIR = os.path.join(os.path.dirname(__file__), "dagre")
@@ -44,12 +44,12 @@ def instances(quick: bool):
         yield "random DAG 15k", generators.random_layered(15000, seed=8)
 
 
-def run_ours(graph, engine: Engine, repeat: int, timeout: float, memoize: bool = False):
-    opts = LayoutOptions(engine=engine, dot_timeout_s=timeout, memoize=memoize)
+def run_ours(graph, engine: Engine, repeat: int, timeout: float, memo: "LayoutMemo | None" = None):
+    opts = LayoutOptions(engine=engine, dot_timeout_s=timeout)
     times, result = [], None
     for _ in range(repeat):
         t = time.perf_counter()
-        result = layout(graph, opts)
+        result = layout(graph, opts, memo)
         times.append(time.perf_counter() - t)
     return statistics.median(times), result
 
@@ -151,6 +151,7 @@ def corpus_instances(root: str, min_children: int = 3, kinds=None):
     from tb_graph_plugin.cli import load_graph_def
     from tb_graph_plugin.graph import build_slim_graph
     from tb_graph_plugin.hierarchy import build_hierarchy
+    from tb_graph_plugin.cache import LruCache
     from tb_graph_plugin.layout.scene.group import bridge_layout_graph
 
     for kind in sorted(os.listdir(root)):
@@ -162,10 +163,11 @@ def corpus_instances(root: str, min_children: int = 3, kinds=None):
         except Exception as exc:  # noqa: BLE001 - a run without an op graph
             print(f"skip {kind}: {type(exc).__name__}", file=sys.stderr)
             continue
+        boundaries = LruCache()  # boundary edges of this hierarchy's groups, each from its parent's
         for g in h.walk_groups():
             if g.is_series or len(g.children) < min_children:
                 continue
-            yield kind, g.name, bridge_layout_graph(h, g.id)
+            yield kind, g.name, bridge_layout_graph(h, g.id, boundaries=boundaries)
 
 
 def corpus_table(root: str, repeat: int, dagre: bool, timeout: float, kinds=None, dagre_max_nodes: int = 3000,
@@ -178,13 +180,13 @@ def corpus_table(root: str, repeat: int, dagre: bool, timeout: float, kinds=None
     if dagre:
         for i, ans in zip(small, run_dagre_batch([items[i][2] for i in small], timeout)):
             answers[i] = ans
-    last_kind = None
+    last_kind, memo_auto, memo_fast = None, None, None
     for (kind, name, g), (tg, cg) in zip(items, answers):
         if kind != last_kind:  # identical groups of one graph share a layout, not across graphs
-            memo.clear()
+            memo_auto, memo_fast = (LayoutMemo(), LayoutMemo()) if memoize else (None, None)
             last_kind = kind
-        ta, ra = run_ours(g, Engine.AUTO, 1, 30.0, memoize=memoize)
-        tf, rf = run_ours(g, Engine.FAST, 1, 30.0, memoize=memoize)
+        ta, ra = run_ours(g, Engine.AUTO, 1, 30.0, memo_auto)
+        tf, rf = run_ours(g, Engine.FAST, 1, 30.0, memo_fast)
         ca, cf = count_result_crossings(ra, "BT"), count_result_crossings(rf, "BT")
         r = rows.setdefault(kind, {"groups": 0, "nodes": 0, "max": 0, "auto": 0.0, "ca": 0, "fast": 0.0, "cf": 0,
                                    "dagre": 0.0, "cg": 0, "worse": 0, "dagre_fail": 0})

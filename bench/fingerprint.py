@@ -81,7 +81,7 @@ def fingerprint(path: str, n_groups: int) -> list[str]:
     from tb_graph_plugin.graph import build_slim_graph
     from tb_graph_plugin.hierarchy import build_hierarchy
     from tb_graph_plugin.hierarchy.summary import summarize, tree
-    from tb_graph_plugin.layout.scene import build_scene
+    from tb_graph_plugin.layout.scene import LayoutCache, build_scene
     from tb_graph_plugin.layout.scene.first_view import first_view_expanded
 
     lines = []
@@ -92,7 +92,8 @@ def fingerprint(path: str, n_groups: int) -> list[str]:
         summary = summarize(h)
         summary.pop("timings")
         lines.append(f"{label} hierarchy {_digest([summary, tree(h)])}")
-        lines.append(f"{label} first {_scene_digest(build_scene(h, ref, first_view_expanded(h)))}")
+        cache = LayoutCache()  # one per Hierarchy, as its owner keeps it
+        lines.append(f"{label} first {_scene_digest(build_scene(h, ref, first_view_expanded(h), cache=cache))}")
         groups = sorted((g for g in h.groups if g.id != h.root.id), key=lambda g: (-g.cardinality, g.name))
         opened = []
         for g in groups[:n_groups]:
@@ -100,7 +101,7 @@ def fingerprint(path: str, n_groups: int) -> list[str]:
             while p.parent >= h.n_ops:
                 names.append(p.name)
                 p = h.groups[p.parent - h.n_ops]
-            opened.append(_scene_digest(build_scene(h, ref, names)))
+            opened.append(_scene_digest(build_scene(h, ref, names, cache=cache)))
         lines.append(f"{label} open {_digest(opened)} ({len(opened)} scenes)")
     return lines
 

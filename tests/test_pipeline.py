@@ -49,3 +49,10 @@ def test_timings_logged_at_debug(caplog):
     with caplog.at_level(logging.DEBUG, logger="tb_graph_plugin.pipeline"):
         _pipeline().run([])
     assert any(r.message.startswith("t: a=") for r in caplog.records)
+
+
+def test_worker_build_stages_are_the_graph_state_pipeline():
+    from tb_graph_plugin.api import tasks, workers
+
+    assert tasks.BUILD.names == list(workers.BUILD_STAGES)  # budgets and poisoning key on these names
+

@@ -1,7 +1,8 @@
 """What a worker process runs: build a graph once (GraphDef -> SlimGraph -> Hierarchy), then
 answer scene, node and search tasks over it.
 
-The per-graph pipeline, in order, each step reported as a progress stage:
+The per-graph pipeline :data:`BUILD`, in order, each step reported as a progress stage
+(``workers.BUILD_STAGES``):
 
 1. ``parse``       serialized GraphDef (and RunMetadata for profiles) -> protos
 2. ``slim_graph``  ``graph.build_slim_graph``
@@ -27,45 +28,66 @@ from tensorboard import errors
 from tensorboard.compat.proto import config_pb2, graph_pb2
 
 from tb_graph_plugin.api import search, wire
+from tb_graph_plugin.pipeline import Pipeline, Step
 
-__all__ = ["GraphState", "TASKS"]
+__all__ = ["GraphState", "BUILD", "TASKS"]
 
 Progress = Callable[[str, float], None]
 
 
 class GraphState:
-    """One built graph held by a worker: its SlimGraph and Hierarchy, plus layout caches."""
+    """One built graph held by a worker: its SlimGraph and Hierarchy, plus their layout cache.
+
+    Built by :data:`BUILD`, each step reported as a progress stage (``faults.check`` runs on each)."""
 
     def __init__(self, payload: dict, progress: Progress):
-        from tb_graph_plugin.graph import build_slim_graph
-        from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy, join_step_stats
-
         from tb_graph_plugin.layout import dot
+        from tb_graph_plugin.layout.scene import LayoutCache
 
         # The dot worker's start-up (pygraphviz import) runs on the other core while we build.
         dot.prestart()
-        progress("parse", 0.1)
-        graph_def = graph_pb2.GraphDef.FromString(payload["graph"])
-        progress("slim_graph", 0.2)
-        self.slim = build_slim_graph(graph_def)
-        progress("hierarchy", 0.45)
-        options = dict(payload.get("hierarchy_options", {}))
-        if "ungrouped_series" in options:  # a list on the wire, a frozenset in the options
-            options["ungrouped_series"] = frozenset(options["ungrouped_series"])
-        self.hierarchy = build_hierarchy(self.slim, HierarchyOptions(**options))
+        self.payload = payload
+        self.graph_def = None
         self.unmatched_stats = 0
-        if payload.get("run_metadata"):
-            rm = config_pb2.RunMetadata.FromString(payload["run_metadata"])
-            self.unmatched_stats = join_step_stats(self.hierarchy, rm)
-        from tb_graph_plugin.layout.scene import LayoutCache
-
-        self.layout_cache = LayoutCache()  # group layouts, reused across expansion states
+        BUILD.run(self, progress=progress, span=(0.1, 0.55))
+        self.payload = self.graph_def = None  # the protos are not needed once built
+        self.layout_cache = LayoutCache()  # group layouts, boundary edges, layout memo: reused across scenes
         # A diff job's pair: the base graph (A), built first the same way.
         self.base = GraphState(payload["base"], progress) if payload.get("base") else None
         # The graph lives as long as the worker keeps it: move its millions of objects out of
         # the collector's generations, so no later collection walks them (the first one, right
         # after the build re-enabled GC, cost ~0.2 s at 53k ops).
         gc.freeze()
+
+
+def _parse(state: GraphState) -> None:
+    state.graph_def = graph_pb2.GraphDef.FromString(state.payload["graph"])
+
+
+def _slim_graph(state: GraphState) -> None:
+    from tb_graph_plugin.graph import build_slim_graph
+
+    state.slim = build_slim_graph(state.graph_def)
+
+
+def _hierarchy(state: GraphState) -> None:
+    """The Hierarchy, with step stats joined for a profile."""
+    from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy, join_step_stats
+
+    options = dict(state.payload.get("hierarchy_options", {}))
+    if "ungrouped_series" in options:  # a list on the wire, a frozenset in the options
+        options["ungrouped_series"] = frozenset(options["ungrouped_series"])
+    state.hierarchy = build_hierarchy(state.slim, HierarchyOptions(**options))
+    if state.payload.get("run_metadata"):
+        rm = config_pb2.RunMetadata.FromString(state.payload["run_metadata"])
+        state.unmatched_stats = join_step_stats(state.hierarchy, rm)
+
+
+BUILD: Pipeline[GraphState] = Pipeline("graph_state", [
+    Step("parse", _parse),
+    Step("slim_graph", _slim_graph),
+    Step("hierarchy", _hierarchy),
+])
 
 
 # PyTorch's add_graph writes each module attribute read as ``prim::GetAttr`` whose input names

@@ -6,27 +6,27 @@ updates), so the memo both keeps them identical and skips their re-layout. The k
 node sizes and edges by node position (ids dropped) plus the options; results are kept by
 position and copied out under the caller's ids. Graphs above ``MAX_NODES`` are not memoised.
 
+A :class:`LayoutMemo` is owned by whoever lays out many related graphs (a scene's
+:class:`~tb_graph_plugin.layout.scene.cache.LayoutCache`, a bench) and passed to
+:func:`tb_graph_plugin.layout.layout`; there is no module-level memo.
+
 Post: a hit returns a result equal to what a fresh layout of the same graph would give
 (every engine is deterministic); callers never share mutable lists.
 """
 
 from __future__ import annotations
 
-import collections
-import threading
-from typing import Callable, Optional
+from typing import Callable
 
 import numpy as np
 
+from tb_graph_plugin.cache import CacheStats, LruCache
 from tb_graph_plugin.layout.model import LayoutGraph, LayoutOptions, LayoutResult
 
-__all__ = ["memoized", "clear", "stats", "MAX_NODES"]
+__all__ = ["LayoutMemo", "MAX_NODES", "MAX_ENTRIES"]
 
 MAX_NODES = 3000
 MAX_ENTRIES = 4096
-_data: collections.OrderedDict = collections.OrderedDict()
-_lock = threading.Lock()
-_stats = {"hits": 0, "misses": 0}
 
 
 def _key(graph: LayoutGraph, options: LayoutOptions):
@@ -36,45 +36,36 @@ def _key(graph: LayoutGraph, options: LayoutOptions):
     return (options, sizes, edges)
 
 
-def memoized(graph: LayoutGraph, options: LayoutOptions, run: Callable[[], LayoutResult]) -> LayoutResult:
-    if not options.memoize or len(graph.nodes) > MAX_NODES:
-        return run()
-    key = _key(graph, options)
-    with _lock:
-        got: Optional[tuple] = _data.get(key)
-        if got is not None:
-            _data.move_to_end(key)
-            _stats["hits"] += 1
-    if got is None:
-        result = run()
+class LayoutMemo:
+    """Layouts by structure, in an :class:`~tb_graph_plugin.cache.LruCache` of ``max_entries``."""
+
+    def __init__(self, max_entries: int = MAX_ENTRIES):
+        self.cache: LruCache = LruCache(max_entries=max_entries)
+
+    @property
+    def stats(self) -> CacheStats:
+        return self.cache.stats
+
+    def layout(self, graph: LayoutGraph, options: LayoutOptions, run: Callable[[], LayoutResult]) -> LayoutResult:
+        """``run()``'s result for ``graph``, or the stored layout of a graph of the same structure."""
+        if not options.memoize or len(graph.nodes) > MAX_NODES:
+            return run()
+        key = _key(graph, options)
+        got = self.cache.get(key)
+        if got is None:
+            result = run()
+            ids = [n.id for n in graph.nodes]
+            lens = [len(pts) for pts in result.edge_points]
+            flat = np.array([q for pts in result.edge_points for q in pts], dtype=float).reshape(-1, 2)
+            self.cache.put(key, ([result.positions[i] for i in ids], flat, np.cumsum([0] + lens).tolist(),
+                                 result.width, result.height, result.engine_used))
+            return result
+        positions, flat, bounds, width, height, engine = got
         ids = [n.id for n in graph.nodes]
-        lens = [len(pts) for pts in result.edge_points]
-        flat = np.array([q for pts in result.edge_points for q in pts], dtype=float).reshape(-1, 2)
-        stored = ([result.positions[i] for i in ids], flat, np.cumsum([0] + lens).tolist(),
-                  result.width, result.height, result.engine_used)
-        with _lock:
-            _stats["misses"] += 1
-            _data[key] = stored
-            while len(_data) > MAX_ENTRIES:
-                _data.popitem(last=False)
-        return result
-    positions, flat, bounds, width, height, engine = got
-    ids = [n.id for n in graph.nodes]
-    pts = flat.tolist()  # fresh lists for every caller
-    return LayoutResult(
-        positions=dict(zip(ids, positions)),
-        sizes={n.id: (n.width, n.height) for n in graph.nodes},
-        edge_points=[pts[bounds[k]:bounds[k + 1]] for k in range(len(bounds) - 1)],
-        width=width, height=height, engine_used=engine, timings={"memo_hit": 1.0},
-    )
-
-
-def clear() -> None:
-    with _lock:
-        _data.clear()
-        _stats["hits"] = _stats["misses"] = 0
-
-
-def stats() -> dict:
-    with _lock:
-        return dict(_stats, entries=len(_data))
+        pts = flat.tolist()  # fresh lists for every caller
+        return LayoutResult(
+            positions=dict(zip(ids, positions)),
+            sizes={n.id: (n.width, n.height) for n in graph.nodes},
+            edge_points=[pts[bounds[k]:bounds[k + 1]] for k in range(len(bounds) - 1)],
+            width=width, height=height, engine_used=engine, timings={"memo_hit": 1.0},
+        )

@@ -125,7 +125,7 @@ class LayoutOptions:
     component_sep: float = 20.0  # px between packed connected components
     pack_aspect: float = 1.5  # target width / height of the packed components
     count_crossings: bool = False  # fill LayoutResult.crossings (costs time)
-    memoize: bool = True  # identical graphs (up to node ids) reuse one layout (memo.py)
+    memoize: bool = True  # identical graphs (up to node ids) reuse one layout, given a LayoutMemo (memo.py)
 
 
 @dataclasses.dataclass

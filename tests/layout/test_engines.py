@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tb_graph_plugin.layout import Engine, LayoutEdge, LayoutGraph, LayoutNode, LayoutOptions, RankDir, layout, memo
+from tb_graph_plugin.layout import (Engine, LayoutEdge, LayoutGraph, LayoutMemo, LayoutNode, LayoutOptions, RankDir,
+                                    layout)
 from tb_graph_plugin.layout.dot import DotTimeout
 from tb_graph_plugin.layout.engines import guard
 
@@ -133,17 +134,19 @@ def test_memo_identical_structures_share_one_layout(engine):
     renamed = LayoutGraph([LayoutNode("x" + n.id, n.width, n.height) for n in g.nodes],
                           [LayoutEdge("x" + e.source, "x" + e.target) for e in g.edges])
     opts = LayoutOptions(engine=engine)
-    memo.clear()
-    r1 = layout(g, opts)
-    r2 = layout(renamed, opts)
-    assert memo.stats()["hits"] == 1
+    memo = LayoutMemo()
+    r1 = layout(g, opts, memo=memo)
+    r2 = layout(renamed, opts, memo=memo)
+    assert memo.stats.hits == 1 and memo.stats.misses == 1
     assert [r1.positions[n.id] for n in g.nodes] == [r2.positions["x" + n.id] for n in g.nodes]
     assert r1.edge_points == r2.edge_points
     check_result(renamed, r2, upward=True)
     r2.edge_points[0][0][0] = -99.0  # callers get copies
-    assert layout(renamed, opts).edge_points == r1.edge_points
-    fresh = layout(g, LayoutOptions(engine=engine, memoize=False))
+    assert layout(renamed, opts, memo=memo).edge_points == r1.edge_points
+    assert memo.stats.hits == 2
+    fresh = layout(g, LayoutOptions(engine=engine, memoize=False), memo=memo)  # memoize off: not looked up
     assert fresh.positions == r1.positions and fresh.edge_points == r1.edge_points
+    assert memo.stats.hits == 2 and memo.stats.misses == 1
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

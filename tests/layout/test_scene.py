@@ -122,6 +122,16 @@ def test_expanding_relays_out_only_the_group_and_its_ancestors(hierarchies):
     assert [(n.name, n.x, n.y) for n in again.nodes] == [(n.name, n.x, n.y) for n in first.nodes]
 
 
+def test_layout_cache_serves_one_hierarchy_and_reuses_structural_layouts(hierarchies):
+    h = hierarchies("keras_resnet50_trace")
+    cache = LayoutCache()
+    build_scene(h, REF, all_groups(h), cache=cache)
+    assert cache.memo.stats.hits > 0  # identical blocks laid out once
+    assert cache.boundaries.stats.entries > 0
+    with pytest.raises(ValueError, match="one Hierarchy"):
+        build_scene(hierarchies("tf2_keras_trace"), REF, [], cache=cache)
+
+
 def _hub_graph_hierarchy():
     """A real TF graph: a chain of 20 ops all reading a learning-rate hub, and a NoOp grouping them."""
     import tensorflow as tf
@@ -248,11 +258,7 @@ def test_long_skip_edges_become_stubs():
 
 
 def test_scene_is_deterministic(hierarchies):
-    from tb_graph_plugin.layout import memo
-
     h = hierarchies("torch_transformer")
-    memo.clear()
     a = wire.to_json(build_scene(h, REF, all_groups(h), cache=LayoutCache()))
-    memo.clear()
     b = wire.to_json(build_scene(h, REF, all_groups(h), cache=LayoutCache()))
     assert json.loads(a)["nodes"] == json.loads(b)["nodes"] and json.loads(a)["edges"] == json.loads(b)["edges"]

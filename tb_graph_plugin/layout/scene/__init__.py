@@ -1,42 +1,55 @@
 """The compound scene: a Hierarchy and an expansion state in, a wire ``Scene`` out.
 
-Pipeline for one ``build_scene`` call (:mod:`~tb_graph_plugin.layout.scene.compose`):
+The pipelines are two lists. :data:`SCENE` (:mod:`~tb_graph_plugin.layout.scene.compose`), one
+``build_scene`` call (a request without an expansion state first takes
+``first_view.first_view_expanded``, the dominant groups):
 
-0. ``first_view.first_view_expanded`` (a request without an expansion state) the dominant groups
-1. ``compose.visible_expanded``    which expanded groups are visible
-2. ``compose.group_layouts``       bottom-up, per visible expanded group (cached):
-   a. ``bridge.boundary_edges``      edges crossing the group border -> bridges
-      ``group.partition``:
-      ``floating.float_parameters``  high fan-out parameters -> a copy beside each consumer (nGraph)
-      ``extract.extract_auxiliary``  high-degree children -> side columns (VAST, stock thresholds)
-      ``annotate.annotate_extracted`` edges touching them -> labelled stubs at both ends
-      ``annotate.annotate_hub_bridges`` bridges to > 40 children -> a stub beside each child
-   b. ``group._bridge_graph``        the group's BridgeGraph as a private LayoutGraph
-      ``stubs.cut_long_edges``       long skip edges -> labelled stubs (nGraph, span > 20)
-      ``pack.should_pack``          many weakly connected components -> a grid of them
-                                     (``pack.pack_layout``: one layout per component, rows
-                                     wrapped at ``pack_aspect``, bridges -> stubs per component)
-   c. ``group.layout_group``         the BridgeGraph through the layered engine
-                                     (``tb_graph_plugin.layout.layout``), embeddings beside
-                                     their op, series members stacked (``series.stack_columns``:
-                                     a tall stack wraps into columns)
-      ``fold.fold_bands``           a drawing taller than ``fold_aspect`` x its width -> bands
-                                     side by side (``fold.fold_layout``, cut edges -> stubs)
-      ``border.place_bridges``      bridges on the border, in rows below the header when many
-3. ``compose.build_scene``         place each group into its parent, absolute coordinates
+1. ``visible``         which expanded groups are visible (``compose.visible_expanded``)
+2. ``group_layouts``   bottom-up, per visible expanded group, cached in the caller's
+                       :class:`LayoutCache`: ``group.layout_group``, a series as a stack
+                       (``series.layout_series``; a tall stack wraps into columns), any other
+                       group through :data:`FLOW`
+3. ``place``           each group placed into its parent, absolute coordinates
+4. ``scene``           the wire Scene and its stats
+
+:data:`FLOW` (:mod:`~tb_graph_plugin.layout.scene.flow`), one group laid out as a flow:
+
+1. ``boundary``        ``bridge.boundary_edges``: edges crossing the group border -> bridges
+2. ``partition``       ``partition.partition``: high fan-out parameters -> a copy beside each
+                       consumer (``floating``, nGraph); high-degree children -> side columns
+                       (``extract``, VAST, stock thresholds); edges touching them -> labelled
+                       stubs at both ends (``annotate``); bridges to > 40 children -> a stub
+                       beside each child
+3. ``bridge_graph``    the group's BridgeGraph as a private LayoutGraph (``bridge_graph``)
+4. ``cut_long_edges``  long skip edges -> labelled stubs (``stubs``, nGraph, span > 20)
+5. ``components``      many weakly connected components -> packed (``pack.should_pack``)
+6. ``pack``            (packed) one layout per component in a grid, rows wrapped at
+                       ``pack_aspect``, bridges -> stubs per component (``pack.pack_layout``)
+7. ``layout``          (not packed) the layered engine (``tb_graph_plugin.layout.layout``)
+8. ``fold``            (a drawing taller than ``fold_aspect`` x its width) bands side by side,
+                       cut edges -> stubs (``fold.fold_layout``)
+9.-13.                 ``frame``, ``border``, ``place_children``, ``place_bridges``,
+                       ``place_stubs`` (``frame``): side columns, bridges on the border (in
+                       rows below the header when many), embeddings beside their op
+14. ``route``          edges attached to their end boxes
+
+Edge ends are typed (``endpoint``): a ``Child``, a ``Bridge`` or a ``Stub``.
 
 Expand/collapse: ``delta.scene_delta`` builds the old and new scenes from the same cache and
 returns only the nodes that changed (``delta.apply_delta`` is what a client does with it).
 
 Example::
 
+    cache = LayoutCache()  # kept by whoever keeps the hierarchy
     scene = build_scene(hierarchy, wire.GraphRef("run", "tag", wire.GraphKind.OP),
-                        expanded={"model", "model/block1"})
+                        expanded={"model", "model/block1"}, cache=cache)
 """
 
-from tb_graph_plugin.layout.scene.compose import LayoutCache, build_scene, cache_for, visible_expanded
+from tb_graph_plugin.layout.scene.cache import LayoutCache
+from tb_graph_plugin.layout.scene.compose import SCENE, build_scene, visible_expanded
 from tb_graph_plugin.layout.scene.delta import apply_delta, diff_scenes, scene_delta
+from tb_graph_plugin.layout.scene.flow import FLOW
 from tb_graph_plugin.layout.scene.options import SceneOptions
 
-__all__ = ["build_scene", "SceneOptions", "LayoutCache", "cache_for", "visible_expanded", "scene_delta",
-           "diff_scenes", "apply_delta"]
+__all__ = ["build_scene", "SceneOptions", "LayoutCache", "visible_expanded", "scene_delta", "diff_scenes",
+           "apply_delta", "SCENE", "FLOW"]

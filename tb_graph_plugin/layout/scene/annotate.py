@@ -26,6 +26,9 @@ neighbour's name.
 from __future__ import annotations
 
 from tb_graph_plugin.api.wire import NodeKind
+from tb_graph_plugin.hierarchy.model import Hierarchy
+from tb_graph_plugin.layout.scene.bridge import BoundaryEdge
+from tb_graph_plugin.layout.scene.endpoint import Bridge, Child, Endpoint
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.placed import Annex, Annexes
 
@@ -38,23 +41,23 @@ def _edge(kind, size, count, base):
     return (kind, size, count, base if count == 1 else None)
 
 
-def annotate_extracted(h, gid: int, side: set, floated: set, bounds, o: SceneOptions,
-                       annexes: Annexes) -> None:
+def annotate_extracted(h: Hierarchy, gid: int, side: set, floated: frozenset, bounds: list[BoundaryEdge],
+                       o: SceneOptions, annexes: Annexes) -> None:
     """Add the stubs to ``annexes`` (child -> ([left], [right])), in place."""
     if not side:
         return
-    # (child, column, other end key) -> edges; other key: child id or ("bridge", outer)
-    wanted: dict[tuple, list] = {}
+    # (child, column, other end) -> edges
+    wanted: dict[tuple[int, int, Endpoint], list] = {}
     for me in h.group(gid).metaedges:
         if me.src in floated or (me.src not in side and me.dst not in side):
             continue
         e = _edge(me.kind, me.size, me.count, me.base_edges[0] if me.base_edges else None)
-        wanted.setdefault((me.src, _OUT, me.dst), []).append(e)
-        wanted.setdefault((me.dst, _IN, me.src), []).append(e)
+        wanted.setdefault((me.src, _OUT, Child(me.dst)), []).append(e)
+        wanted.setdefault((me.dst, _IN, Child(me.src)), []).append(e)
     for be in bounds:
         if be.inner in side:
             e = _edge(be.kind, be.size, len(be.base_edges), be.base_edges[0] if be.base_edges else None)
-            wanted.setdefault((be.inner, _IN if be.incoming else _OUT, ("bridge", be.outer)), []).append(e)
+            wanted.setdefault((be.inner, _IN if be.incoming else _OUT, Bridge(be.incoming, be.outer)), []).append(e)
     shown: dict[tuple, int] = {}
     more: dict[tuple, list] = {}
     n_more: dict[tuple, int] = {}
@@ -66,7 +69,7 @@ def annotate_extracted(h, gid: int, side: set, floated: set, bounds, o: SceneOpt
                 n_more[(child, col)] = n_more.get((child, col), 0) + 1
                 continue
             shown[(child, col)] = k + 1
-        outer = other[1] if isinstance(other, tuple) else other
+        outer = other.outer if isinstance(other, Bridge) else other.hid
         arrow = "\u2190 " if col == _IN else "\u2192 "
         name = f"{h.name_of(child)}/__ann_{'in' if col == _IN else 'out'}__/{h.name_of(outer)}"
         annexes.setdefault(child, ([], []))[col].append(
@@ -81,24 +84,24 @@ def annotate_extracted(h, gid: int, side: set, floated: set, bounds, o: SceneOpt
             Annex(name, NodeKind.STUB, *o.stub_size, label=f"+{n_more[(child, col)]} more", edges=[merged]))
 
 
-def annotate_hub_bridges(h, gid: int, side: set, floated: set, bounds, o: SceneOptions,
-                         annexes: Annexes) -> frozenset:
+def annotate_hub_bridges(h: Hierarchy, gid: int, side: set, floated: frozenset, bounds: list[BoundaryEdge],
+                         o: SceneOptions, annexes: Annexes) -> frozenset[Bridge]:
     """Stubs for the boundary edges of hub bridges, added to ``annexes``; the hub keys.
 
     Post: every boundary edge between a flow child and an outside neighbour with more than
     ``o.max_bridge_degree`` such edges (per direction) is drawn as a stub edge in that child's
-    own column, and the returned ``(incoming, outer)`` keys name the bridges not to lay out.
+    own column, and the returned bridges are not laid out.
     """
     if o.max_bridge_degree <= 0:
         return frozenset()
-    degree: dict[tuple, int] = {}
+    degree: dict[Bridge, int] = {}
     for be in bounds:
         if be.inner not in side and be.inner not in floated:
-            key = (be.incoming, be.outer)
+            key = Bridge(be.incoming, be.outer)
             degree[key] = degree.get(key, 0) + 1
     hubs = frozenset(k for k, d in degree.items() if d > o.max_bridge_degree)
     for be in bounds:
-        if (be.incoming, be.outer) not in hubs or be.inner in side or be.inner in floated:
+        if Bridge(be.incoming, be.outer) not in hubs or be.inner in side or be.inner in floated:
             continue
         col = _IN if be.incoming else _OUT
         arrow = "\u2190 " if col == _IN else "\u2192 "

@@ -9,13 +9,17 @@ re-lays out only it and its ancestors) and the stock ``render.ts`` bridge graph.
 Pre: a Hierarchy (metaedges at lowest common ancestors). Post: every base edge with exactly
 one end inside the group appears in exactly one :class:`BoundaryEdge`, keyed by direction,
 the group's child holding the inner end, and the outer node (the child of the lowest
-common ancestor that holds the outer end).
+common ancestor that holds the outer end). Memoised per group in an LruCache the caller owns
+(the scene's ``LayoutCache.boundaries``): a group's list is derived from its parent's.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import weakref
+from typing import Callable, Optional
+
+from tb_graph_plugin.cache import LruCache
+from tb_graph_plugin.hierarchy.model import Hierarchy
 
 __all__ = ["BoundaryEdge", "boundary_edges"]
 
@@ -37,29 +41,24 @@ class BoundaryEdge:
         return "reference" if self.n_reference else "data"
 
 
-_MEMO: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def boundary_edges(h, gid: int) -> list[BoundaryEdge]:
-    """Boundary edges of group ``gid``, derived from its parent's (memoised per hierarchy).
+def boundary_edges(h: Hierarchy, gid: int, memo: Optional[LruCache] = None) -> list[BoundaryEdge]:
+    """Boundary edges of group ``gid``, derived from its parent's (kept in ``memo``; without
+    one, nothing is kept between calls).
 
     An edge crosses ``gid``'s border iff it crosses the parent's border with its inner end
     in ``gid``, or it is in a metaedge of the parent at ``gid``; so each group filters its
     parent's list instead of rescanning every ancestor's metaedges.
     """
-    memo = _MEMO.get(h)
-    if memo is None:
-        memo = _MEMO.setdefault(h, {})
+    memo = memo if memo is not None else LruCache()
     got = memo.get(gid)
     if got is not None:
         return got
     parent = h.parent(gid)
     if parent is None:
-        memo[gid] = []
+        memo.put(gid, [])
         return []
-    slim = h.slim
     raw = []  # (incoming, outer, base edge)
-    for be in boundary_edges(h, parent):
+    for be in boundary_edges(h, parent, memo):
         if be.inner == gid:
             raw.extend((be.incoming, be.outer, e) for e in be.base_edges)
     for me in h.metaedges(parent):
@@ -67,9 +66,16 @@ def boundary_edges(h, gid: int) -> list[BoundaryEdge]:
             raw.extend((False, me.dst, e) for e in me.base_edges)
         elif me.dst == gid:
             raw.extend((True, me.src, e) for e in me.base_edges)
+    result = _bundle(h, raw, _child_in_group(h, gid))
+    memo.put(gid, result)
+    return result
+
+
+def _child_in_group(h: Hierarchy, gid: int) -> Callable[[int], int]:
+    """``op -> the child of gid holding it`` (pre: the op is inside gid), path-compressed."""
     child_of: dict[int, int] = {}
 
-    def child_in_group(op: int) -> int:
+    def find(op: int) -> int:
         got = child_of.get(op)
         if got is not None:
             return got
@@ -88,9 +94,15 @@ def boundary_edges(h, gid: int) -> list[BoundaryEdge]:
             child_of[y] = found
         return found
 
+    return find
+
+
+def _bundle(h: Hierarchy, raw: list, child_of: Callable[[int], int]) -> list[BoundaryEdge]:
+    """One BoundaryEdge per (direction, inner child, outer node), in first-seen order."""
+    slim = h.slim
     out: dict[tuple[bool, int, int], BoundaryEdge] = {}
     for incoming, outer, e in raw:
-        inner = child_in_group(slim.edge_dst[e] if incoming else slim.edge_src[e])
+        inner = child_of(slim.edge_dst[e] if incoming else slim.edge_src[e])
         key = (incoming, inner, outer)
         be = out.get(key)
         if be is None:
@@ -100,6 +112,4 @@ def boundary_edges(h, gid: int) -> list[BoundaryEdge]:
         kind = slim.edge_kind[e]
         be.n_control += kind == 1
         be.n_reference += kind == 2
-    result = list(out.values())
-    memo[gid] = result
-    return result
+    return list(out.values())

@@ -3,8 +3,12 @@
 Follows the VAST paper (004: each group's BridgeGraph is laid out on its own, child sizes
 first, and placed into its parent, so expanding a group re-lays out only it and its
 ancestors) and the seed article (001: a reusable standalone hierarchical compound layout).
-Each group layout is cached under (group, the expanded groups below it, options): a
-sibling's layout is reused untouched when another group is expanded.
+Each group layout is cached in the caller's :class:`LayoutCache` under (group, the expanded
+groups below it, options): a sibling's layout is reused untouched when another group is expanded.
+
+The steps of :data:`SCENE`, in order: ``visible`` (the expanded groups whose ancestors are all
+expanded), ``group_layouts`` (bottom-up, cached), ``place`` (each group's layout into its
+parent's box, absolute coordinates), ``scene`` (the wire Scene and its stats).
 
 Pre: a Hierarchy; ``expanded`` names groups (the root is always expanded; a group whose
 ancestor is collapsed is not visible and ignored). Post: a wire :class:`Scene` in absolute
@@ -14,62 +18,24 @@ no two sibling boxes overlapping, every edge from its source border to its targe
 
 from __future__ import annotations
 
-import collections
-import threading
+import dataclasses
 import time
-import weakref
 from typing import Iterable, Optional
 
 from tb_graph_plugin.api import wire
+from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.split import is_artificial
+from tb_graph_plugin.layout.scene.cache import LayoutCache
 from tb_graph_plugin.layout.scene.group import GroupLayout, layout_group
 from tb_graph_plugin.layout.scene.options import SceneOptions
-from tb_graph_plugin.layout.scene.sizes import edge_width, meta_size, shape_label
+from tb_graph_plugin.layout.scene.placed import PlacedNode
+from tb_graph_plugin.layout.scene.sizes import collapsed_size, edge_width, shape_label
+from tb_graph_plugin.pipeline import Pipeline, Step
 
-__all__ = ["LayoutCache", "visible_expanded", "group_layouts", "build_scene"]
-
-
-class LayoutCache:
-    """LRU cache of :class:`GroupLayout` keyed by (group id, expanded below, options)."""
-
-    def __init__(self, max_entries: int = 2048):
-        self.max_entries = max_entries
-        self._data: collections.OrderedDict = collections.OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-
-    def get(self, key) -> Optional[GroupLayout]:
-        with self._lock:
-            got = self._data.get(key)
-            if got is not None:
-                self._data.move_to_end(key)
-                self.hits += 1
-            else:
-                self.misses += 1
-            return got
-
-    def put(self, key, value: GroupLayout) -> None:
-        with self._lock:
-            self._data[key] = value
-            while len(self._data) > self.max_entries:
-                self._data.popitem(last=False)
+__all__ = ["LayoutCache", "SCENE", "visible_expanded", "group_layouts", "build_scene"]
 
 
-_CACHES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_CACHES_LOCK = threading.Lock()
-
-
-def cache_for(hierarchy) -> LayoutCache:
-    """The LayoutCache living as long as ``hierarchy``."""
-    with _CACHES_LOCK:
-        c = _CACHES.get(hierarchy)
-        if c is None:
-            c = _CACHES[hierarchy] = LayoutCache()
-        return c
-
-
-def visible_expanded(h, expanded: Iterable[str]) -> set[int]:
+def visible_expanded(h: Hierarchy, expanded: Iterable[str]) -> set[int]:
     """Ids of the expanded groups that are visible (all ancestors expanded), root included."""
     root = h.root.id
     want = {root}
@@ -80,13 +46,7 @@ def visible_expanded(h, expanded: Iterable[str]) -> set[int]:
     return {g for g in want if g == root or all(a in want for a in h.ancestors(g))}
 
 
-def _collapsed_size(h, c: int, o: SceneOptions) -> tuple[float, float]:
-    if c < h.n_ops:
-        return o.op_size
-    return meta_size(h.cardinality(c), o, h.label(c))
-
-
-def group_layouts(h, visible: set[int], o: SceneOptions, cache: LayoutCache) -> dict[int, GroupLayout]:
+def group_layouts(h: Hierarchy, visible: set[int], o: SceneOptions, cache: LayoutCache) -> dict[int, GroupLayout]:
     """GroupLayout of every visible expanded group, children before parents."""
     below: dict[int, set[int]] = {g: set() for g in visible}
     for g in visible:
@@ -100,7 +60,7 @@ def group_layouts(h, visible: set[int], o: SceneOptions, cache: LayoutCache) -> 
         if gid in out:
             return out[gid]
         key = (gid, frozenset(below[gid]), o)
-        got = cache.get(key)
+        got = cache.groups.get(key)
         if got is None:
             sizes = {}
             for c in h.group(gid).children:
@@ -108,11 +68,11 @@ def group_layouts(h, visible: set[int], o: SceneOptions, cache: LayoutCache) -> 
                     gl = get(c)
                     sizes[c] = (gl.width, gl.height)
                 else:
-                    sizes[c] = _collapsed_size(h, c, o)
+                    sizes[c] = collapsed_size(h, c, o)
             t = time.perf_counter()
-            got = layout_group(h, gid, sizes, o, is_root=(gid == root))
+            got = layout_group(h, gid, sizes, o, is_root=(gid == root), cache=cache)
             got.seconds = time.perf_counter() - t
-            cache.put(key, got)
+            cache.groups.put(key, got)
         out[gid] = got
         return got
 
@@ -125,7 +85,8 @@ def _top(hist: dict) -> Optional[str]:
     return max(hist.items(), key=lambda kv: (kv[1], kv[0]))[0] if hist else None
 
 
-def _scene_node(h, p, x, y, parent: Optional[str], expanded: bool) -> wire.SceneNode:
+def _scene_node(h: Hierarchy, p: PlacedNode, x: float, y: float, parent: Optional[str],
+                expanded: bool) -> wire.SceneNode:
     node = wire.SceneNode(name=p.name, label=p.label or p.name.rsplit("/", 1)[-1], kind=p.kind, x=x, y=y,
                           width=p.width, height=p.height, parent=parent, expanded=expanded,
                           extracted=p.extracted, of=p.of)
@@ -151,45 +112,84 @@ def _scene_node(h, p, x, y, parent: Optional[str], expanded: bool) -> wire.Scene
     return node
 
 
-def build_scene(h, graph_ref: wire.GraphRef, expanded: Iterable[str] = (), options: SceneOptions = SceneOptions(),
-                cache: Optional[LayoutCache] = None) -> wire.Scene:
-    """The laid-out scene of ``h`` with the groups ``expanded`` open (absolute px, y down)."""
-    t0 = time.perf_counter()
-    cache = cache if cache is not None else cache_for(h)
-    misses0 = cache.misses
-    visible = visible_expanded(h, expanded)
-    layouts = group_layouts(h, visible, options, cache)
-    root = h.root.id
-    nodes: list[wire.SceneNode] = []
-    edges: list[wire.SceneEdge] = []
-    engines: dict[str, int] = {}
-    stack = [(root, 0.0, 0.0, None)]
+@dataclasses.dataclass
+class _Compose:
+    """The state the steps of :data:`SCENE` fill in."""
+
+    h: Hierarchy
+    graph_ref: wire.GraphRef
+    expanded: Iterable[str]
+    o: SceneOptions
+    cache: LayoutCache
+    visible: set[int] = dataclasses.field(default_factory=set)
+    layouts: dict[int, GroupLayout] = dataclasses.field(default_factory=dict)
+    nodes: list[wire.SceneNode] = dataclasses.field(default_factory=list)
+    edges: list[wire.SceneEdge] = dataclasses.field(default_factory=list)
+    engines: dict[str, int] = dataclasses.field(default_factory=dict)
+    scene: Optional[wire.Scene] = None
+
+
+def _visible(c: _Compose) -> None:
+    c.visible = visible_expanded(c.h, c.expanded)
+
+
+def _group_layouts(c: _Compose) -> None:
+    c.layouts = group_layouts(c.h, c.visible, c.o, c.cache)
+
+
+def _place(c: _Compose) -> None:
+    """Each group's nodes and edges, offset by its box in its parent, root first."""
+    h, slim = c.h, c.h.slim
+    stack = [(h.root.id, 0.0, 0.0, None)]
     while stack:
         gid, ox, oy, parent = stack.pop()
-        gl = layouts[gid]
-        engines[gl.engine] = engines.get(gl.engine, 0) + 1
+        gl = c.layouts[gid]
+        c.engines[gl.engine] = c.engines.get(gl.engine, 0) + 1
         for p in gl.nodes:
             x, y = p.x + ox, p.y + oy
-            is_open = p.hid is not None and p.hid in visible
-            nodes.append(_scene_node(h, p, x, y, parent, is_open))
+            is_open = p.hid is not None and p.hid in c.visible
+            c.nodes.append(_scene_node(h, p, x, y, parent, is_open))
             if is_open:
                 stack.append((p.hid, x - p.width / 2, y - p.height / 2, p.name))
         for e in gl.edges:
             shape = None
             if e.base_edge is not None:
-                shape = h.slim.shape_of(h.slim.edge_src[e.base_edge], h.slim.edge_output[e.base_edge])
-            edges.append(wire.SceneEdge(
+                shape = slim.shape_of(slim.edge_src[e.base_edge], slim.edge_output[e.base_edge])
+            c.edges.append(wire.SceneEdge(
                 source=e.source, target=e.target, points=[[x + ox, y + oy] for x, y in e.points],
-                kind=wire.EdgeKind(e.kind), width=edge_width(e.size, options),
+                kind=wire.EdgeKind(e.kind), width=edge_width(e.size, c.o),
                 label=shape_label(e.count, shape), count=e.count, reversed=e.reversed))
-    ordered = sorted(visible - {root}, key=lambda g: h.name_of(g))
-    stats = {
-        "ops": h.root.cardinality,
-        "nodes": len(nodes),
-        "edges": len(edges),
-        "groups_laid_out": cache.misses - misses0,
-        "engines": engines,
-        "layout_seconds": time.perf_counter() - t0,
-    }
-    return wire.Scene(graph=graph_ref, expanded=[h.name_of(g) for g in ordered], nodes=nodes, edges=edges,
-                      width=layouts[root].width, height=layouts[root].height, stats=stats)
+
+
+def _scene(c: _Compose) -> None:
+    h, root = c.h, c.h.root.id
+    ordered = sorted(c.visible - {root}, key=lambda g: h.name_of(g))
+    stats = {"ops": h.root.cardinality, "nodes": len(c.nodes), "edges": len(c.edges),
+             "groups_laid_out": 0, "engines": c.engines, "layout_seconds": 0.0}  # the two set by build_scene
+    c.scene = wire.Scene(graph=c.graph_ref, expanded=[h.name_of(g) for g in ordered], nodes=c.nodes, edges=c.edges,
+                         width=c.layouts[root].width, height=c.layouts[root].height, stats=stats)
+
+
+SCENE: Pipeline[_Compose] = Pipeline("scene", [
+    Step("visible", _visible),
+    Step("group_layouts", _group_layouts),
+    Step("place", _place),
+    Step("scene", _scene),
+])
+
+
+def build_scene(h: Hierarchy, graph_ref: wire.GraphRef, expanded: Iterable[str] = (),
+                options: SceneOptions = SceneOptions(), cache: Optional[LayoutCache] = None) -> wire.Scene:
+    """The laid-out scene of ``h`` with the groups ``expanded`` open (absolute px, y down).
+
+    ``cache``: the :class:`LayoutCache` of ``h``, owned by the caller and reused across calls;
+    without one, nothing is reused between calls.
+    """
+    t0 = time.perf_counter()
+    cache = (cache if cache is not None else LayoutCache()).bind(h)
+    misses0 = cache.groups.stats.misses
+    scene = SCENE.run(_Compose(h, graph_ref, expanded, options, cache)).scene
+    assert scene is not None
+    scene.stats["groups_laid_out"] = cache.groups.stats.misses - misses0
+    scene.stats["layout_seconds"] = time.perf_counter() - t0
+    return scene

@@ -1,7 +1,7 @@
 """Expand/collapse as a delta: only the scene nodes that changed between two expansion states.
 
 Issue 4 part 5 (ours; the stock tab re-lays out and redraws everything on every click). Both
-scenes come from the same :class:`~tb_graph_plugin.layout.scene.compose.LayoutCache`, so the
+scenes come from the same :class:`~tb_graph_plugin.layout.scene.cache.LayoutCache` (the caller's), so the
 old one costs only its assembly (its group layouts were made when the client asked for it)
 and the new one lays out just the newly expanded group and its ancestors.
 
@@ -20,7 +20,9 @@ import time
 from typing import Iterable, Optional
 
 from tb_graph_plugin.api import wire
-from tb_graph_plugin.layout.scene.compose import LayoutCache, build_scene, cache_for
+from tb_graph_plugin.hierarchy.model import Hierarchy
+from tb_graph_plugin.layout.scene.cache import LayoutCache
+from tb_graph_plugin.layout.scene.compose import build_scene
 from tb_graph_plugin.layout.scene.options import SceneOptions
 
 __all__ = ["scene_delta", "diff_scenes", "apply_delta"]
@@ -38,11 +40,11 @@ def diff_scenes(old: wire.Scene, new: wire.Scene) -> wire.SceneDelta:
                            stats=stats)
 
 
-def scene_delta(h, graph_ref: wire.GraphRef, old: Iterable[str], new: Iterable[str],
+def scene_delta(h: Hierarchy, graph_ref: wire.GraphRef, old: Iterable[str], new: Iterable[str],
                 options: SceneOptions = SceneOptions(), cache: Optional[LayoutCache] = None) -> wire.SceneDelta:
     """Build (from the cache) the scenes of ``old`` and ``new`` and return their difference."""
     t0 = time.perf_counter()
-    cache = cache if cache is not None else cache_for(h)
+    cache = cache if cache is not None else LayoutCache()  # both scenes from one cache
     before = build_scene(h, graph_ref, old, options=options, cache=cache)
     after = build_scene(h, graph_ref, new, options=options, cache=cache)
     delta = diff_scenes(before, after)

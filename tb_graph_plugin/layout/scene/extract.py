@@ -16,6 +16,7 @@ out-column), in children order; never all children.
 
 from __future__ import annotations
 
+from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.layout.scene.options import SceneOptions
 
 __all__ = ["extract_auxiliary"]
@@ -29,7 +30,7 @@ def _bound(degrees: list[int], k: float) -> float:
     return max(q3 + k * (q3 - q1), 4)
 
 
-def extract_auxiliary(h, gid: int, o: SceneOptions, exclude: frozenset = frozenset()) -> tuple[list[int], list[int]]:
+def extract_auxiliary(h: Hierarchy, gid: int, o: SceneOptions, exclude: frozenset = frozenset()) -> tuple[list[int], list[int]]:
     """``(in-column, out-column)`` child ids; children in ``exclude`` (floated) take no part."""
     group = h.group(gid)
     children = [c for c in group.children if c not in exclude] if exclude else group.children

@@ -17,10 +17,12 @@ Example::
 
 from __future__ import annotations
 
+from tb_graph_plugin.hierarchy.model import Hierarchy
+
 __all__ = ["first_view_expanded"]
 
 
-def first_view_expanded(h, max_children: int = 8, min_share: float = 0.6, max_depth: int = 2) -> list[str]:
+def first_view_expanded(h: Hierarchy, max_children: int = 8, min_share: float = 0.6, max_depth: int = 2) -> list[str]:
     opened: list[str] = []
     gid = h.root.id
     for _ in range(max_depth):

@@ -27,6 +27,8 @@ beside the first consumer, keeps the original's name; the other copies are
 from __future__ import annotations
 
 from tb_graph_plugin.api.wire import NodeKind
+from tb_graph_plugin.hierarchy.model import Hierarchy
+from tb_graph_plugin.layout.scene.bridge import BoundaryEdge
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.placed import Annex, Annexes
 
@@ -40,7 +42,7 @@ PARAMETER_OPS = frozenset({
 })
 
 
-def float_parameters(h, gid: int, bounds, o: SceneOptions) -> tuple[list[int], Annexes, set[int]]:
+def float_parameters(h: Hierarchy, gid: int, bounds: list[BoundaryEdge], o: SceneOptions) -> tuple[list[int], Annexes, set[int]]:
     """``(floated child ids, annexes: consumer -> ([copies], []), carriers)`` of group ``gid``."""
     if o.float_fanout <= 0:
         return [], {}, set()

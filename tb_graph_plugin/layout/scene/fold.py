@@ -10,8 +10,7 @@ left to right in flow order (band 0, where the flow starts, on the left), bottom
 edge between two bands becomes two labelled stubs, as :mod:`~tb_graph_plugin.layout.scene.stubs`
 cuts long edges (nGraph 002): ``→ target`` at its source and ``← source`` at its target.
 
-Pre: a LayoutGraph and its layout (``res``), ``meta`` parallel to the edges (the ``_bridge_graph``
-tuples), vertical rankdir. Post (:func:`fold_layout`): a LayoutResult of the same nodes plus the
+Pre: a BridgeGraph and its layout (``res``), vertical rankdir. Post (:func:`fold_layout`): a LayoutResult of the same nodes plus the
 new stubs, bands pairwise disjoint (``o.pack_gap`` apart), every edge inside one band; the
 returned stubs name the other end of each cut edge.
 """
@@ -19,9 +18,11 @@ returned stubs name the other end of each cut edge.
 from __future__ import annotations
 
 import math
+from typing import Optional
 
-from tb_graph_plugin.layout import LayoutEdge, LayoutGraph, LayoutNode, LayoutResult, layout
+from tb_graph_plugin.layout import LayoutEdge, LayoutGraph, LayoutMemo, LayoutNode, LayoutResult, layout
 from tb_graph_plugin.layout.model import RankDir
+from tb_graph_plugin.layout.scene.endpoint import BridgeGraph, FlowEdge, Stub, StubNode
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.pack import assemble
 
@@ -38,8 +39,10 @@ def fold_bands(res: LayoutResult, o: SceneOptions) -> int:
     return max(1, min(rows // 2, round(math.sqrt(o.pack_aspect * res.height / step))))
 
 
-def fold_layout(graph: LayoutGraph, meta: list, res: LayoutResult, k: int, o: SceneOptions):
-    """``(result, meta, stubs)`` of ``graph`` folded into ``k`` bands (see the module doc)."""
+def fold_layout(bg: BridgeGraph, res: LayoutResult, k: int, o: SceneOptions,
+                memo: Optional[LayoutMemo] = None) -> tuple[LayoutResult, list[FlowEdge], list[StubNode]]:
+    """``(result, edges, stubs)`` of ``bg`` folded into ``k`` bands (see the module doc)."""
+    graph = bg.graph
     upward = o.layout.rankdir is RankDir.BT
     along = {nid: (res.height - y if upward else y) for nid, (x, y) in res.positions.items()}  # from the flow start
     band_h = res.height / k
@@ -49,21 +52,21 @@ def fold_layout(graph: LayoutGraph, meta: list, res: LayoutResult, k: int, o: Sc
         parts_nodes[band[n.id]].append(n)
     parts_edges: list[list] = [[] for _ in range(k)]
     stubs = []
-    for e, m in zip(graph.edges, meta):
+    for e, m in zip(graph.edges, bg.edges):
         bs, bt = band[e.source], band[e.target]
         if bs == bt:
             parts_edges[bs].append((e, m))
             continue
         j = len(stubs) // 2
         out_id, in_id = f"w{j}o", f"w{j}i"
-        out_key, in_key = ("stub", f"w{j}", "out"), ("stub", f"w{j}", "in")
+        out_key, in_key = Stub(f"w{j}", "out"), Stub(f"w{j}", "in")
         parts_nodes[bs].append(LayoutNode(out_id, *o.stub_size))
         parts_nodes[bt].append(LayoutNode(in_id, *o.stub_size))
-        stubs += [(out_id, out_key, m[1]), (in_id, in_key, m[0])]
-        parts_edges[bs].append((LayoutEdge(e.source, out_id, e.weight, e.kind), (m[0], out_key) + tuple(m[2:])))
-        parts_edges[bt].append((LayoutEdge(in_id, e.target, e.weight, e.kind), (in_key, m[1]) + tuple(m[2:])))
+        stubs += [StubNode(out_id, out_key, m.target), StubNode(in_id, in_key, m.source)]
+        parts_edges[bs].append((LayoutEdge(e.source, out_id, e.weight, e.kind), m.with_ends(m.source, out_key)))
+        parts_edges[bt].append((LayoutEdge(in_id, e.target, e.weight, e.kind), m.with_ends(in_key, m.target)))
     keep = [b for b in range(k) if parts_nodes[b]]
-    results = [layout(LayoutGraph(parts_nodes[b], [x[0] for x in parts_edges[b]]), o.layout) for b in keep]
+    results = [layout(LayoutGraph(parts_nodes[b], [x[0] for x in parts_edges[b]]), o.layout, memo) for b in keep]
     height = max(r.height for r in results)
     corners, x = [], 0.0
     for r in results:

@@ -18,8 +18,7 @@ the structural memo); the drawings are placed in rows (shelves) wrapped at the w
 the whole about ``o.pack_aspect`` wide per unit height, largest component first (node count),
 then by the smallest name among its nodes (digit runs read as numbers): the order is stable, the same group packs the same way.
 
-Pre: a LayoutGraph whose bridge nodes are the ids in ``bridges`` (values of the
-``_bridge_graph`` map), ``meta`` parallel to its edges. Post (:func:`pack_layout`): a
+Pre: a BridgeGraph (its bridge nodes are the values of ``bridges``). Post (:func:`pack_layout`): a
 LayoutResult of the whole graph whose component boxes are pairwise disjoint (``o.pack_gap``
 apart), each component's drawing a translation of its own layout; every edge that touched a
 bridge now ends at a stub of that component, listed in the returned stubs.
@@ -29,10 +28,11 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Callable
+from typing import Callable, Optional
 
-from tb_graph_plugin.layout import LayoutEdge, LayoutGraph, LayoutNode, LayoutResult, layout
+from tb_graph_plugin.layout import LayoutEdge, LayoutGraph, LayoutMemo, LayoutNode, LayoutResult, layout
 from tb_graph_plugin.layout.model import Engine
+from tb_graph_plugin.layout.scene.endpoint import Bridge, BridgeGraph, FlowEdge, Stub, StubNode
 from tb_graph_plugin.layout.scene.options import SceneOptions
 
 __all__ = ["components", "should_pack", "pack_layout", "shelf_offsets", "assemble", "natural_key"]
@@ -102,42 +102,45 @@ def shelf_offsets(sizes: list[tuple[float, float]], gap: float, aspect: float) -
     return corners, width, y + row_h
 
 
-def pack_layout(graph: LayoutGraph, meta: list, bridges: dict, comps: list[list[int]], o: SceneOptions,
-                name_of: Callable[[str], str]):
+def pack_layout(bg: BridgeGraph, comps: list[list[int]], o: SceneOptions, name_of: Callable[[str], str],
+                memo: Optional[LayoutMemo] = None) -> tuple[LayoutResult, list[FlowEdge], list[StubNode]]:
     """Lay out each component (bridges replaced by per-component stubs) and pack them.
 
-    Returns ``(result, meta, stubs)``: ``result`` covers the component nodes and the new stub
-    nodes (its ``edge_points``/``reversed`` parallel to the returned ``meta``), ``stubs`` lists
-    ``(layout id, ("stub", id, "in"|"out"), ("bridge", incoming, outer))`` per stub.
+    Returns ``(result, edges, stubs)``: ``result`` covers the component nodes and the new stub
+    nodes (its ``edge_points``/``reversed`` parallel to the returned ``edges``), ``stubs`` holds
+    one stub per bridge and component, naming the bridge.
     """
-    bridge_ids = frozenset(bridges.values())  # layout ids of bridges (several bridges may share one)
+    graph = bg.graph
+    bridge_ids = frozenset(bg.bridges.values())  # layout ids of bridges (several bridges may share one)
     comp_of = {}
     for k, members in enumerate(comps):
         for i in members:
             comp_of[graph.nodes[i].id] = k
     c_nodes = [[graph.nodes[i] for i in members] for members in comps]
-    c_edges: list[list] = [[] for _ in comps]  # (LayoutEdge, meta)
-    stub_of: dict[tuple, str] = {}
+    c_edges: list[list] = [[] for _ in comps]  # (LayoutEdge, FlowEdge)
+    stub_of: dict[tuple[Bridge, int], str] = {}
     stubs = []
-    for e, m in zip(graph.edges, meta):
+    for e, m in zip(graph.edges, bg.edges):
         s, t = e.source, e.target
         if s in bridge_ids or t in bridge_ids:
             b, inner = (s, t) if s in bridge_ids else (t, s)
-            _, incoming, outer = m[0] if s in bridge_ids else m[1]  # ("bridge", incoming, outer)
+            br = m.source if s in bridge_ids else m.target
+            assert isinstance(br, Bridge)
             k = comp_of[inner]
-            sid = stub_of.get((incoming, outer, k))
-            direction = "in" if incoming else "out"
+            direction = "in" if br.incoming else "out"
+            sid = stub_of.get((br, k))
             if sid is None:
-                sid = stub_of[(incoming, outer, k)] = f"p{len(stub_of)}"
+                sid = stub_of[(br, k)] = f"p{len(stub_of)}"
                 c_nodes[k].append(LayoutNode(sid, *o.stub_size))
-                stubs.append((sid, ("stub", sid, direction), ("bridge", incoming, outer)))
-            key = ("stub", sid, direction)
+                stubs.append(StubNode(sid, Stub(sid, direction), br))
+            key = Stub(sid, direction)
             s, t = (sid, t) if s == b else (s, sid)
-            m = (key, m[1]) + tuple(m[2:]) if incoming else (m[0], key) + tuple(m[2:])
+            m = m.with_ends(key, m.target) if br.incoming else m.with_ends(m.source, key)
         else:
             k = comp_of[s]
         c_edges[k].append((LayoutEdge(s, t, e.weight, e.kind), m))
-    results = [layout(LayoutGraph(nodes, [x[0] for x in edges]), o.layout) for nodes, edges in zip(c_nodes, c_edges)]
+    results = [layout(LayoutGraph(nodes, [x[0] for x in edges]), o.layout, memo)
+               for nodes, edges in zip(c_nodes, c_edges)]
     first = [min(natural_key(name_of(n.id)) for n in nodes) for nodes in c_nodes]
     order = sorted(range(len(comps)), key=lambda k: (-len(comps[k]), first[k]))
     corners, width, height = shelf_offsets([(results[k].width, results[k].height) for k in order], o.pack_gap,
@@ -147,9 +150,10 @@ def pack_layout(graph: LayoutGraph, meta: list, bridges: dict, comps: list[list[
     return res, out_meta, stubs
 
 
-def assemble(results: list[LayoutResult], edges: list[list], corners, width: float, height: float):
+def assemble(results: list[LayoutResult], edges: list[list], corners, width: float,
+             height: float) -> tuple[LayoutResult, list[FlowEdge]]:
     """One LayoutResult of part drawings translated to ``corners``; ``edges[k]`` lists part k's
-    ``(LayoutEdge, meta)`` parallel to ``results[k].edge_points``. Returns ``(result, meta)``."""
+    ``(LayoutEdge, FlowEdge)`` parallel to ``results[k].edge_points``. Returns ``(result, edges)``."""
     positions, sizes, points, back, out_meta, engines = {}, {}, [], [], [], set()
     for r, part_edges, (dx, dy) in zip(results, edges, corners):
         engines.add(r.engine_used)

@@ -15,11 +15,13 @@ import dataclasses
 from typing import Optional
 
 from tb_graph_plugin.api.wire import NodeKind
+from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.layout.geometry import attach_ends
+from tb_graph_plugin.layout.scene.endpoint import Bridge, Endpoint, Stub
 from tb_graph_plugin.layout.scene.options import SceneOptions
 
 __all__ = ["PlacedNode", "PlacedEdge", "GroupLayout", "Annex", "reserved", "place_child", "spread", "kind_of",
-           "bridge_name"]
+           "bridge_name", "endpoint_name", "endpoint_label"]
 
 
 @dataclasses.dataclass
@@ -79,14 +81,14 @@ class Annex:
 Annexes = dict  # child id -> ([Annex] left column, [Annex] right column)
 
 
-def embedding_nodes(h, op: int, o: SceneOptions):
+def embedding_nodes(h: Hierarchy, op: int, o: SceneOptions):
     if op >= h.n_ops:
         return [], []
     ins, outs = h.embeddings(op)
     return ins[: o.max_annotations], outs[: o.max_annotations]
 
 
-def _columns(h, c: int, o: SceneOptions, annex):
+def _columns(h: Hierarchy, c: int, o: SceneOptions, annex: Optional[Annexes]):
     """(left, right) column items of child c: ``(width, height, embedding id | Annex)``."""
     ins, outs = embedding_nodes(h, c, o)
     ew, eh = o.embedding_size
@@ -100,7 +102,7 @@ def _stack(items, gap: float) -> float:
     return sum(i[1] for i in items) + gap * (len(items) - 1) if items else 0.0
 
 
-def reserved(h, c: int, size, o: SceneOptions, annex: Optional[Annexes] = None):
+def reserved(h: Hierarchy, c: int, size, o: SceneOptions, annex: Optional[Annexes] = None):
     """Box reserved in the layout for child c: its own box plus embedding (and annex) columns."""
     w, hh = size
     lcol, rcol = _columns(h, c, o, annex)
@@ -110,8 +112,8 @@ def reserved(h, c: int, size, o: SceneOptions, annex: Optional[Annexes] = None):
     return (w + left + right, max(hh, stack)), left, right
 
 
-def place_child(h, c, cx, cy, size, o, out_nodes, kind_fn, extracted=False, annex: Optional[Annexes] = None,
-                out_edges: Optional[list] = None):
+def place_child(h: Hierarchy, c: int, cx: float, cy: float, size, o: SceneOptions, out_nodes: list[PlacedNode],
+                kind_fn, extracted: bool = False, annex: Optional[Annexes] = None, out_edges: Optional[list] = None):
     """Place child c with its reserved box centred at (cx, cy); returns the child's own box.
 
     Annex nodes of c are placed in its columns and their edges appended to ``out_edges``.
@@ -164,12 +166,28 @@ def spread(ideal: list[float], size: float, lo: float, hi: float) -> list[float]
     return pos
 
 
-def kind_of(h):
+def kind_of(h: Hierarchy):
     def kind(c):
         k = h.kind(c)
         return {"op": NodeKind.OP, "meta": NodeKind.META, "series": NodeKind.SERIES}.get(k, NodeKind.OP)
     return kind
 
 
-def bridge_name(h, gid, incoming, outer):
+def bridge_name(h: Hierarchy, gid: int, incoming: bool, outer: int) -> str:
     return f"{h.name_of(gid)}/__bridge_{'in' if incoming else 'out'}__/{h.name_of(outer)}"
+
+
+def endpoint_name(h: Hierarchy, gid: int, e: Endpoint) -> str:
+    """The scene name of an endpoint drawn in group ``gid``."""
+    if isinstance(e, Bridge):
+        return bridge_name(h, gid, e.incoming, e.outer)
+    if isinstance(e, Stub):
+        return f"{h.name_of(gid)}/__stub__/{e.id}_{e.direction}"
+    return h.name_of(e.hid)
+
+
+def endpoint_label(h: Hierarchy, gid: int, e: Endpoint) -> str:
+    """What a stub naming ``e`` says: a bridge's outside node's label, else the last name part."""
+    if isinstance(e, Bridge):
+        return h.label(e.outer)
+    return endpoint_name(h, gid, e).rsplit("/", 1)[-1]

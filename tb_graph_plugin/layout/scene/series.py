@@ -17,19 +17,25 @@ after those of column ``j - 1``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from typing import Optional
 
 from tb_graph_plugin.api.wire import NodeKind
+from tb_graph_plugin.cache import LruCache
+from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.layout.geometry import attach_ends
 from tb_graph_plugin.layout.model import RankDir
-from tb_graph_plugin.layout.scene.bridge import boundary_edges
+from tb_graph_plugin.layout.scene.bridge import BoundaryEdge, boundary_edges
+from tb_graph_plugin.layout.scene.endpoint import Bridge
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.placed import (
     Annex,
+    Annexes,
     GroupLayout,
     PlacedEdge,
     PlacedNode,
-    bridge_name,
+    endpoint_name,
     kind_of,
     place_child,
     reserved,
@@ -63,17 +69,24 @@ def stack_columns(heights: list[float], col_w: float, o: SceneOptions) -> list[l
     return out
 
 
-def layout_series(h, gid, sizes, o: SceneOptions) -> GroupLayout:
-    """Members stacked along the rank axis in index order; bridges on the side borders."""
-    group = h.group(gid)
-    kind_fn = kind_of(h)
-    members = group.children
+@dataclasses.dataclass
+class _Stack:
+    """A series' members in columns, with the boundary edges still drawn as bridges."""
+
+    members: list[int]
+    boxes: list  # reserved (w, h) per member
+    columns: list[list[int]]  # member indices per column
+    inner_w: float
+    lane: float  # right-hand lane for edges between non-adjacent members
+    bounds: list[BoundaryEdge]  # [] once wrapped (then drawn as stubs, ``annex``)
+    annex: Optional[Annexes]
+
+
+def _stack(h: Hierarchy, gid: int, sizes, o: SceneOptions, bounds: list[BoundaryEdge]) -> _Stack:
+    members = h.group(gid).children
     member_boxes = [reserved(h, c, sizes[c], o)[0] for c in members]
-    rd = o.layout.rankdir
-    bounds = boundary_edges(h, gid)
-    bw, bh = o.bridge_size
-    lane = o.layout.edgesep * 2  # right-hand lane for edges between non-adjacent members
-    annex, annex_edges = None, []
+    lane = o.layout.edgesep * 2
+    annex = None
     inner_w = max((r[0] for r in member_boxes), default=0.0)
     columns = stack_columns([r[1] for r in member_boxes], inner_w + lane * 2, o)
     if len(columns) > 1 and bounds:  # wrapped: a line from the side border would cross the columns
@@ -82,32 +95,51 @@ def layout_series(h, gid, sizes, o: SceneOptions) -> GroupLayout:
         member_boxes = [reserved(h, c, sizes[c], o, annex)[0] for c in members]
         inner_w = max((r[0] for r in member_boxes), default=0.0)
         columns = stack_columns([r[1] for r in member_boxes], inner_w + lane * 2, o)
-    side = bw + o.embedding_gap * 2 if bounds else 0.0
-    col_w = inner_w + lane * 2
-    width = max(o.padding * 2 + side * 2 + col_w * len(columns) + o.series_column_gap * (len(columns) - 1),
-                o.meta_width)
-    total = max(sum(member_boxes[i][1] for i in col) + o.series_gap * max(len(col) - 1, 0) for col in columns)
-    n_side = max(sum(1 for k in {(b.incoming, b.outer) for b in bounds} if k[0]),
-                 sum(1 for k in {(b.incoming, b.outer) for b in bounds} if not k[0]), 0)
+    return _Stack(members, member_boxes, columns, inner_w, lane, bounds, annex)
+
+
+def _box_size(st: _Stack, o: SceneOptions) -> tuple[float, float, float]:
+    """``(width, height, x of the first column's centre)`` of the series box."""
+    bw, bh = o.bridge_size
+    side = bw + o.embedding_gap * 2 if st.bounds else 0.0
+    col_w = st.inner_w + st.lane * 2
+    n_cols = len(st.columns)
+    width = max(o.padding * 2 + side * 2 + col_w * n_cols + o.series_column_gap * (n_cols - 1), o.meta_width)
+    total = max(sum(st.boxes[i][1] for i in col) + o.series_gap * max(len(col) - 1, 0) for col in st.columns)
+    keys = {(b.incoming, b.outer) for b in st.bounds}
+    n_side = max(sum(1 for k in keys if k[0]), sum(1 for k in keys if not k[0]), 0)
     total = max(total, n_side * (bh + 1.0))
     height = o.padding_top + total + o.padding
-    x_first = (width - col_w * len(columns) - o.series_column_gap * (len(columns) - 1)) / 2 + col_w / 2
-    nodes, box, lane_of = [], {}, {}
+    x_first = (width - col_w * n_cols - o.series_column_gap * (n_cols - 1)) / 2 + col_w / 2
+    return width, height, x_first
+
+
+def _place_members(h: Hierarchy, st: _Stack, sizes, o: SceneOptions, height: float, x_first: float,
+                   nodes: list, annex_edges: list) -> tuple[dict, dict]:
+    """Members placed column by column; ``(box per member, lane x per member)``."""
+    kind_fn = kind_of(h)
+    col_w = st.inner_w + st.lane * 2
+    box, lane_of = {}, {}
     # member 0 where the flow starts: bottom for BT, top for TB (LR/RL drawn like TB/BT)
-    upward = rd in (RankDir.BT, RankDir.RL)
-    for j, col in enumerate(columns):
+    upward = o.layout.rankdir in (RankDir.BT, RankDir.RL)
+    for j, col in enumerate(st.columns):
         cx = x_first + j * (col_w + o.series_column_gap)
         y = height - o.padding if upward else o.padding_top
         for i in col:
-            c, (_, rh) = members[i], member_boxes[i]
+            c, (_, rh) = st.members[i], st.boxes[i]
             cy = y - rh / 2 if upward else y + rh / 2
-            box[c] = place_child(h, c, cx, cy, sizes[c], o, nodes, kind_fn, annex=annex, out_edges=annex_edges)
-            lane_of[c] = cx + inner_w / 2 + lane
+            box[c] = place_child(h, c, cx, cy, sizes[c], o, nodes, kind_fn, annex=st.annex, out_edges=annex_edges)
+            lane_of[c] = cx + st.inner_w / 2 + st.lane
             y = (y - rh - o.series_gap) if upward else (y + rh + o.series_gap)
-    index = {c: i for i, c in enumerate(members)}
-    column_of = {members[i]: j for j, col in enumerate(columns) for i in col}
+    return box, lane_of
+
+
+def _member_edges(h: Hierarchy, gid: int, st: _Stack, box: dict, lane_of: dict) -> list[PlacedEdge]:
+    """Straight between consecutive members of a column, else through the right-hand lane."""
+    index = {c: i for i, c in enumerate(st.members)}
+    column_of = {st.members[i]: j for j, col in enumerate(st.columns) for i in col}
     edges = []
-    for me in group.metaedges:
+    for me in h.group(gid).metaedges:
         sb, tb = box[me.src], box[me.dst]
         if abs(index[me.src] - index[me.dst]) == 1 and column_of[me.src] == column_of[me.dst]:
             pts = [[sb[0], sb[1]], [tb[0], tb[1]]]
@@ -118,36 +150,55 @@ def layout_series(h, gid, sizes, o: SceneOptions) -> GroupLayout:
         edges.append(PlacedEdge(h.name_of(me.src), h.name_of(me.dst), pts, me.kind, me.size, me.count,
                                 me.base_edges[0] if me.count == 1 else None,
                                 reversed=index[me.src] > index[me.dst]))  # against the stack's flow
-    # bridges on the side borders (inputs left, outputs right), near their first member
+    return edges
+
+
+def _side_bridges(h: Hierarchy, gid: int, bounds: list[BoundaryEdge], box: dict, o: SceneOptions, width: float,
+                  height: float, nodes: list, edges: list) -> None:
+    """Bridges on the side borders (inputs left, outputs right), near their first member."""
+    bw, bh = o.bridge_size
     keys, ideal = [], []
     for be in bounds:
-        key = (be.incoming, be.outer)
+        key = Bridge(be.incoming, be.outer)
         if key not in keys:
             keys.append(key)
             ideal.append(box[be.inner][1])
     placed_bridges = {}
     for incoming in (True, False):
-        idx = [i for i, k in enumerate(keys) if k[0] == incoming]
+        idx = [i for i, k in enumerate(keys) if k.incoming == incoming]
         ys = spread([ideal[i] for i in idx], bh + 1.0, o.padding_top + bh / 2, height - o.padding - bh / 2)
         bx = bw / 2 if incoming else width - bw / 2
         for i, y in zip(idx, ys):
-            name = bridge_name(h, gid, incoming, keys[i][1])
-            nodes.append(PlacedNode(name, NodeKind.BRIDGE, bx, y, bw, bh, of=h.name_of(keys[i][1])))
+            name = endpoint_name(h, gid, keys[i])
+            nodes.append(PlacedNode(name, NodeKind.BRIDGE, bx, y, bw, bh, of=h.name_of(keys[i].outer)))
             placed_bridges[keys[i]] = (name, (bx, y, bw, bh))
     for be in bounds:
         ib = box[be.inner]
-        name, bb = placed_bridges[(be.incoming, be.outer)]
+        name, bb = placed_bridges[Bridge(be.incoming, be.outer)]
         pts = [[bb[0], bb[1]], [ib[0], ib[1]]] if be.incoming else [[ib[0], ib[1]], [bb[0], bb[1]]]
         s_box, t_box = (bb, ib) if be.incoming else (ib, bb)
         pts = [list(p) for p in attach_ends(pts, s_box, t_box)]
         count = len(be.base_edges)
         s, t = (name, h.name_of(be.inner)) if be.incoming else (h.name_of(be.inner), name)
         edges.append(PlacedEdge(s, t, pts, be.kind, be.size, count, be.base_edges[0] if count == 1 else None))
+
+
+def layout_series(h: Hierarchy, gid: int, sizes: dict[int, tuple[float, float]], o: SceneOptions,
+                  boundaries: Optional[LruCache] = None) -> GroupLayout:
+    """Members stacked along the rank axis in index order; bridges on the side borders.
+    ``boundaries``: the boundary-edge memo of ``h`` (``LayoutCache.boundaries``)."""
+    st = _stack(h, gid, sizes, o, boundary_edges(h, gid, boundaries))
+    width, height, x_first = _box_size(st, o)
+    nodes: list[PlacedNode] = []
+    annex_edges: list[PlacedEdge] = []
+    box, lane_of = _place_members(h, st, sizes, o, height, x_first, nodes, annex_edges)
+    edges = _member_edges(h, gid, st, box, lane_of)
+    _side_bridges(h, gid, st.bounds, box, o, width, height, nodes, edges)
     edges.extend(annex_edges)
     return GroupLayout(width, height, nodes, edges, engine="stack")
 
 
-def border_stubs(h, bounds, o: SceneOptions):
+def border_stubs(h: Hierarchy, bounds: list[BoundaryEdge], o: SceneOptions) -> Annexes:
     """Annexes: each boundary edge of a wrapped stack as a stub beside its member naming the
     outside end (inputs left, outputs right; one stub per member, direction and outside node)."""
     annex: dict = {}

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Optional
 
+from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.layout.scene.options import SceneOptions
 
-__all__ = ["meta_size", "edge_width", "shape_label"]
+__all__ = ["meta_size", "collapsed_size", "edge_width", "shape_label"]
 
 
 def meta_size(cardinality: int, o: SceneOptions, label: str = "") -> tuple[float, float]:
@@ -19,6 +20,13 @@ def meta_size(cardinality: int, o: SceneOptions, label: str = "") -> tuple[float
     text = o.meta_label_padding + o.label_char_width * chars
     width = min(max(o.meta_width, text), max(o.meta_width, o.meta_max_width))
     return (width, o.meta_height[0] + t * (o.meta_height[1] - o.meta_height[0]))
+
+
+def collapsed_size(h: Hierarchy, c: int, o: SceneOptions) -> tuple[float, float]:
+    """The box of node ``c`` drawn collapsed: an op's fixed size, a group's :func:`meta_size`."""
+    if c < h.n_ops:
+        return o.op_size
+    return meta_size(h.cardinality(c), o, h.label(c))
 
 
 def edge_width(size: int, o: SceneOptions) -> float:

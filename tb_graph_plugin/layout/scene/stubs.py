@@ -6,7 +6,7 @@ drawn across the whole graph; its source gets a stub "to <target>" and its targe
 the group's BridgeGraph (after DFS cycle breaking) - the same quantity the fast path's
 layering uses, and a cheap stand-in for nGraph's "difference of heights to a common result".
 
-Pre: a BridgeGraph (LayoutGraph + one meta entry per edge). Post: no edge spans more than
+Pre: a BridgeGraph (LayoutGraph + one FlowEdge per edge). Post: no edge spans more than
 ``min_span`` layers of that layering; every cut edge became two edges, source -> out-stub and
 in-stub -> target, each stub naming the other end (``of``); all other edges are unchanged and
 keep their order.
@@ -20,21 +20,23 @@ from tb_graph_plugin.layout.fast.acyclic import remove_cycles
 from tb_graph_plugin.layout.fast.rank import longest_path_heights
 from tb_graph_plugin.layout.fast.state import build
 from tb_graph_plugin.layout.model import LayoutEdge, LayoutGraph, LayoutNode, LayoutOptions
+from tb_graph_plugin.layout.scene.endpoint import BridgeGraph, Stub, StubNode
 
 __all__ = ["cut_long_edges"]
 
 
-def cut_long_edges(graph: LayoutGraph, meta: list, min_span: int, stub_size: tuple[float, float]):
-    """Returns ``(graph, meta, stubs)``; ``stubs`` lists ``(layout id, key, other end key)``."""
+def cut_long_edges(bg: BridgeGraph, min_span: int, stub_size: tuple[float, float]) -> tuple[BridgeGraph, list[StubNode]]:
+    """The BridgeGraph with its long edges cut (same bridges), and the stubs made."""
+    graph, meta = bg.graph, bg.edges
     if min_span <= 0 or len(graph.edges) == 0:
-        return graph, meta, []
+        return bg, []
     g = build(graph, LayoutOptions())
     remove_cycles(g)
     h = longest_path_heights(g.n_real, g.src, g.dst)
     span = np.zeros(len(graph.edges), dtype=np.int64)
     span[g.edge_index] = np.abs(h[g.src] - h[g.dst])
     if not (span > min_span).any():
-        return graph, meta, []
+        return bg, []
     nodes = list(graph.nodes)
     edges, new_meta, stubs = [], [], []
     for i, (e, m) in enumerate(zip(graph.edges, meta)):
@@ -42,12 +44,11 @@ def cut_long_edges(graph: LayoutGraph, meta: list, min_span: int, stub_size: tup
             edges.append(e)
             new_meta.append(m)
             continue
-        s_key, t_key = m[0], m[1]
         k = len(stubs) // 2
         out_id, in_id = f"s{k}o", f"s{k}i"
         nodes += [LayoutNode(out_id, *stub_size), LayoutNode(in_id, *stub_size)]
-        out_key, in_key = ("stub", k, "out"), ("stub", k, "in")
-        stubs += [(out_id, out_key, t_key), (in_id, in_key, s_key)]
+        out_key, in_key = Stub(k, "out"), Stub(k, "in")
+        stubs += [StubNode(out_id, out_key, m.target), StubNode(in_id, in_key, m.source)]
         edges += [LayoutEdge(e.source, out_id, e.weight, e.kind), LayoutEdge(in_id, e.target, e.weight, e.kind)]
-        new_meta += [(s_key, out_key) + tuple(m[2:]), (in_key, t_key) + tuple(m[2:])]
-    return LayoutGraph(nodes, edges), new_meta, stubs
+        new_meta += [m.with_ends(m.source, out_key), m.with_ends(in_key, m.target)]
+    return BridgeGraph(LayoutGraph(nodes, edges), new_meta, bg.bridges), stubs

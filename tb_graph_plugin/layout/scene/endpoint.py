@@ -1,0 +1,93 @@
+"""The typed vocabulary of a group layout: edge endpoints, BridgeGraph edges, stubs, the partition.
+
+An edge drawn inside an expanded group runs between two :data:`Endpoint`\\ s: a :class:`Child`
+of the group (an op, a collapsed or expanded group, a floated parameter's carrier copy), a
+:class:`Bridge` on the group border (VAST 004: one per direction and outside node), or a
+:class:`Stub` standing for the far end of a cut edge (``stubs``, ``fold``, ``pack``). A
+:class:`FlowEdge` is what one edge of the group's private LayoutGraph stands for; a
+:class:`StubNode` is a layout node drawn as a stub naming its other end.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Literal, Optional, Union
+
+from tb_graph_plugin.layout.model import LayoutGraph
+
+if TYPE_CHECKING:
+    from tb_graph_plugin.layout.scene.placed import Annexes
+
+__all__ = ["Child", "Bridge", "Stub", "Endpoint", "FlowEdge", "StubNode", "Partition", "BridgeGraph"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Child:
+    """A child of the group, by hierarchy id."""
+
+    hid: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Bridge:
+    """The group-border node of the edges from (``incoming``) or to the outside node ``outer``."""
+
+    incoming: bool
+    outer: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Stub:
+    """One end of a cut edge: ``out`` at its source (names the target), ``in`` at its target."""
+
+    id: Union[int, str]
+    direction: Literal["in", "out"]
+
+
+Endpoint = Union[Child, Bridge, Stub]
+
+
+@dataclasses.dataclass(frozen=True)
+class FlowEdge:
+    """What one edge of a group's LayoutGraph stands for (a metaedge or a boundary edge)."""
+
+    source: Endpoint
+    target: Endpoint
+    kind: str
+    size: int
+    count: int
+    base_edge: Optional[int]  # the base edge when count == 1 (shape label)
+
+    def with_ends(self, source: Endpoint, target: Endpoint) -> "FlowEdge":
+        return dataclasses.replace(self, source=source, target=target)
+
+
+@dataclasses.dataclass(frozen=True)
+class StubNode:
+    """A layout node ``lid`` drawn as the stub ``key``, labelled with its other end ``other``."""
+
+    lid: str
+    key: Stub
+    other: Endpoint
+
+
+@dataclasses.dataclass
+class Partition:
+    """The children of a group by where they are drawn (see ``partition.partition``)."""
+
+    core: list[int]  # laid out by the layered engine
+    left: list[int]  # side columns (extracted auxiliary nodes)
+    right: list[int]
+    annexes: Annexes  # floating copies and annotation stubs in the children's embedding columns
+    carriers: set[int]  # floated children whose carrier copy takes their outgoing bridges
+    hubs: frozenset[Bridge]  # bridges drawn as stubs beside each child instead of laid out
+
+
+@dataclasses.dataclass
+class BridgeGraph:
+    """A group's BridgeGraph as a private LayoutGraph; ``edges`` parallel to ``graph.edges``,
+    ``bridges`` the layout id of each bridge (bridges joining the same children share one)."""
+
+    graph: LayoutGraph
+    edges: list[FlowEdge]
+    bridges: dict[Bridge, str]
