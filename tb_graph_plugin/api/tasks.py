@@ -24,9 +24,8 @@ import gc
 from typing import Callable
 
 from tensorboard import errors
-from tensorboard.compat.proto import config_pb2, graph_pb2
-
 from tb_graph_plugin.api import search, wire
+from tb_graph_plugin.ingest import parse, run_metadata, store
 
 __all__ = ["GraphState", "TASKS"]
 
@@ -45,7 +44,10 @@ class GraphState:
         # The dot worker's start-up (pygraphviz import) runs on the other core while we build.
         dot.prestart()
         progress("parse", 0.1)
-        graph_def = graph_pb2.GraphDef.FromString(payload["graph"])
+        what = payload.get("what", "graph")
+        graph_def = parse.parse_graph_def(payload["graph"], what)
+        if payload.get("max_ops"):
+            store.check_op_limit(graph_def, what, payload["max_ops"])
         progress("slim_graph", 0.2)
         self.slim = build_slim_graph(graph_def)
         progress("hierarchy", 0.45)
@@ -55,7 +57,7 @@ class GraphState:
         self.hierarchy = build_hierarchy(self.slim, HierarchyOptions(**options))
         self.unmatched_stats = 0
         if payload.get("run_metadata"):
-            rm = config_pb2.RunMetadata.FromString(payload["run_metadata"])
+            rm = run_metadata.parse_run_metadata(payload["run_metadata"], f"step stats of {what}")
             self.unmatched_stats = join_step_stats(self.hierarchy, rm)
         from tb_graph_plugin.layout.scene import LayoutCache
 
