@@ -8,8 +8,7 @@ graphs, read with the plugin's own ``ingest.local``), prints one line per stage:
 * ``first``      the first-view scene (``first_view.first_view_expanded``) as wire JSON
 * ``open``       scenes with each of the ``--groups`` largest groups opened (with its ancestors)
 
-Timing fields (``slim.timings``, the summary's ``timings``, ``stats.layout_seconds``,
-``stats.groups_laid_out``) are left out; everything else
+Timing fields (``stats.layout_seconds``, ``stats.groups_laid_out``) are left out; everything else
 of the scene, coordinates included, is hashed. Usage::
 
     python -m bench.fingerprint demo_logs/* bench/_out/corpus/*L9 > before.txt
@@ -38,10 +37,23 @@ def _digest(value: Any) -> str:
     return h.hexdigest()[:16]
 
 
+_TIMING_KEYS = ("timings", "seconds", "layout_seconds", "groups_laid_out")
+
+
+def _untimed(value: Any) -> Any:
+    """``value`` without wall-clock fields (any dict key named like a timing)."""
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items()
+                if not any(t in str(k) for t in _TIMING_KEYS)}
+    if isinstance(value, (list, tuple)):
+        return [_untimed(v) for v in value]
+    return value
+
+
 def _slim_digest(slim) -> str:
     parts = []
     for name in sorted(vars(slim)):
-        if name == "timings":
+        if name in _TIMING_KEYS:
             continue
         value = getattr(slim, name)
         if isinstance(value, np.ndarray):
@@ -54,10 +66,7 @@ def _slim_digest(slim) -> str:
 def _scene_digest(scene) -> str:
     from tb_graph_plugin.api import wire
 
-    plain = wire.to_plain(scene)
-    plain.get("stats", {}).pop("layout_seconds", None)
-    plain.get("stats", {}).pop("groups_laid_out", None)
-    return _digest(plain)
+    return _digest(_untimed(wire.to_plain(scene)))
 
 
 def _graphs(path: str) -> Iterable[tuple[str, Any]]:
@@ -89,9 +98,7 @@ def fingerprint(path: str, n_groups: int) -> list[str]:
         slim = build_slim_graph(graph_def)
         h = build_hierarchy(slim)
         lines.append(f"{label} slim {_slim_digest(slim)}")
-        summary = summarize(h)
-        summary.pop("timings")
-        lines.append(f"{label} hierarchy {_digest([summary, tree(h)])}")
+        lines.append(f"{label} hierarchy {_digest(_untimed([summarize(h), tree(h)]))}")
         cache = LayoutCache()  # one per Hierarchy, as its owner keeps it
         lines.append(f"{label} first {_scene_digest(build_scene(h, ref, first_view_expanded(h), cache=cache))}")
         groups = sorted((g for g in h.groups if g.id != h.root.id), key=lambda g: (-g.cardinality, g.name))

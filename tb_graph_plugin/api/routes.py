@@ -214,16 +214,17 @@ class Routes:
         return self._pool.submit(job_key, task, args, graph_key, load)
 
     def _graph_payload(self, ctx, eid, ref: wire.GraphRef, hierarchy_options) -> dict:
-        """What a worker needs to build the graph: serialized protos, read on a pool thread."""
-        graph = self._store.graph_def(ctx, eid, ref)
-        self._store.check_op_limit(graph, f"graph {ref.kind.value} of run {ref.run!r} tag {ref.tag!r}")
+        """What a worker needs to build the graph: serialized protos, read on a pool thread and
+        not parsed here where the blob already holds them (the worker parses them once, and
+        checks ``max_ops``: ``tasks.GraphState``)."""
         payload = {
-            "graph": graph.SerializeToString(),
+            "graph": self._store.graph_bytes(ctx, eid, ref),
+            "what": f"graph {ref.kind.value} of run {ref.run!r} tag {ref.tag!r}",
+            "max_ops": self._store.max_ops,
             "hierarchy_options": hierarchy_options,
         }
         if ref.kind == wire.GraphKind.PROFILE and ref.run != metadata.UPLOAD_RUN:
-            rm = self._store.run_metadata(ctx, eid, ref.run, ref.tag, ref.step)
-            payload["run_metadata"] = rm.SerializeToString()
+            payload["run_metadata"] = self._store.run_metadata_bytes(ctx, eid, ref.run, ref.tag, ref.step)
         return payload
 
     @staticmethod

@@ -25,9 +25,9 @@ import gc
 from typing import Callable
 
 from tensorboard import errors
-from tensorboard.compat.proto import config_pb2, graph_pb2
 
 from tb_graph_plugin.api import search, wire
+from tb_graph_plugin.ingest import parse, run_metadata, store
 from tb_graph_plugin.pipeline import Pipeline, Step
 
 __all__ = ["GraphState", "BUILD", "TASKS"]
@@ -47,6 +47,7 @@ class GraphState:
         # The dot worker's start-up (pygraphviz import) runs on the other core while we build.
         dot.prestart()
         self.payload = payload
+        self.what = payload.get("what", "graph")
         self.graph_def = None
         self.unmatched_stats = 0
         BUILD.run(self, progress=progress, span=(0.1, 0.55))
@@ -61,7 +62,9 @@ class GraphState:
 
 
 def _parse(state: GraphState) -> None:
-    state.graph_def = graph_pb2.GraphDef.FromString(state.payload["graph"])
+    state.graph_def = parse.parse_graph_def(state.payload["graph"], state.what)
+    if state.payload.get("max_ops"):
+        store.check_op_limit(state.graph_def, state.what, state.payload["max_ops"])
 
 
 def _slim_graph(state: GraphState) -> None:
@@ -79,7 +82,7 @@ def _hierarchy(state: GraphState) -> None:
         options["ungrouped_series"] = frozenset(options["ungrouped_series"])
     state.hierarchy = build_hierarchy(state.slim, HierarchyOptions(**options))
     if state.payload.get("run_metadata"):
-        rm = config_pb2.RunMetadata.FromString(state.payload["run_metadata"])
+        rm = run_metadata.parse_run_metadata(state.payload["run_metadata"], f"step stats of {state.what}")
         state.unmatched_stats = join_step_stats(state.hierarchy, rm)
 
 

@@ -18,10 +18,38 @@ when the RunMetadata holds no function graph at all (an empty trace).
 
 from __future__ import annotations
 
+from typing import Optional
+
 from tensorboard import errors
 from tensorboard.compat.proto import config_pb2, graph_pb2
 
-__all__ = ["merge_function_graphs", "parse_run_metadata"]
+from tb_graph_plugin.ingest import proto_scan
+
+__all__ = ["merge_function_graphs", "parse_run_metadata", "single_graph_bytes"]
+
+# Field numbers of config.proto: RunMetadata.partition_graphs / function_graphs, and
+# RunMetadata.FunctionGraphs.pre_optimization_graph.
+_PARTITION_GRAPHS, _FUNCTION_GRAPHS, _PRE_OPTIMIZATION_GRAPH = 3, 4, 2
+
+
+def single_graph_bytes(blob: bytes) -> Optional[bytes]:
+    """The serialized GraphDef ``merge_function_graphs`` would return as it is, cut out of the
+    serialized RunMetadata without parsing it (``proto_scan``); None when the trace holds
+    several graphs (they are merged from parsed protos) or the bytes are not a well-formed
+    message (the full parse then reports the error).
+
+    Post-condition: when not None, ``GraphDef.FromString(result)`` equals
+    ``merge_function_graphs(parse_run_metadata(blob, ...), ...)`` for a single graph.
+    """
+    try:
+        functions = proto_scan.field_slices(blob, _FUNCTION_GRAPHS)
+        if functions:
+            graphs = [proto_scan.field_slices(f, _PRE_OPTIMIZATION_GRAPH) for f in functions]
+            return bytes(graphs[0][0]) if len(graphs) == 1 and len(graphs[0]) == 1 else None
+        partitions = proto_scan.field_slices(blob, _PARTITION_GRAPHS)
+    except ValueError:
+        return None
+    return bytes(partitions[0]) if len(partitions) == 1 else None
 
 
 def parse_run_metadata(blob: bytes, what: str) -> config_pb2.RunMetadata:

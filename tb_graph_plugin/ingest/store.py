@@ -33,7 +33,7 @@ from tb_graph_plugin.api import wire
 from tb_graph_plugin.cache import LruCache
 from tb_graph_plugin.ingest import blobs, event_file, keras_model, parse, run_metadata
 
-__all__ = ["GraphStore", "GraphTooLargeError", "count_ops", "DEFAULT_CACHE_BYTES", "DEFAULT_UPLOAD_LIMIT_BYTES", "DEFAULT_MAX_OPS"]
+__all__ = ["GraphStore", "GraphTooLargeError", "check_op_limit", "count_ops", "DEFAULT_CACHE_BYTES", "DEFAULT_UPLOAD_LIMIT_BYTES", "DEFAULT_MAX_OPS"]
 
 DEFAULT_CACHE_BYTES = 2 << 30
 DEFAULT_UPLOAD_LIMIT_BYTES = 256 << 20
@@ -63,6 +63,18 @@ def count_ops(graph: graph_pb2.GraphDef) -> int:
     return len(graph.node) + sum(len(f.node_def) for f in graph.library.function)
 
 
+def check_op_limit(graph: graph_pb2.GraphDef, what: str, max_ops: int) -> None:
+    """Raise ``GraphTooLargeError`` when ``graph`` has more ops than ``max_ops``."""
+    ops = count_ops(graph)
+    if ops > max_ops:
+        raise GraphTooLargeError(what, ops, max_ops)
+
+
+def _size_of(value) -> int:
+    """Bytes an entry holds: serialized graphs by length, protos by their encoded size."""
+    return len(value) if isinstance(value, bytes) else value.ByteSize()
+
+
 def _describe(run: str, tag: str, step: Optional[int]) -> str:
     at = "" if step is None else f" step {step}"
     return f"run {run!r} tag {tag!r}{at}"
@@ -80,8 +92,8 @@ class GraphStore:
         max_upload_bytes: Optional[int] = None,
     ):
         self._provider = data_provider
-        # a GraphDef bigger than the whole budget is answered but not kept
-        self._cache: LruCache = LruCache(max_size=max_cache_bytes, size_of=lambda value: value.ByteSize())
+        # a graph bigger than the whole budget is answered but not kept
+        self._cache: LruCache = LruCache(max_size=max_cache_bytes, size_of=_size_of)
         # an upload is the only copy of its graph: the newest is kept even when over the budget
         self._uploads: LruCache[str, graph_pb2.GraphDef] = LruCache(
             max_entries=MAX_UPLOADS, max_size=max_cache_bytes if max_upload_bytes is None else max_upload_bytes,
@@ -105,6 +117,45 @@ class GraphStore:
             return self._upload(ref.tag)
         key = ("graph", experiment_id, ref.run, ref.tag, ref.kind, ref.step, stock_quirks)
         return self._cache.get_or_load(key, lambda: self._load_graph(ctx, experiment_id, ref, stock_quirks))
+
+    def graph_bytes(self, ctx, experiment_id, ref: wire.GraphRef) -> bytes:
+        """The serialized GraphDef of ``ref``, as a worker takes it: where the blob already
+        holds it (a run graph; a trace of one function graph, cut out of its RunMetadata by
+        ``run_metadata.single_graph_bytes``) the bytes are not parsed here at all, and the
+        worker's parse is the only one (it also checks ``max_ops``). Otherwise the GraphDef
+        of ``graph_def`` serialized."""
+        if ref.kind == wire.GraphKind.PROFILE and ref.run != metadata.UPLOAD_RUN:
+            return self._profile_graph_bytes(ctx, experiment_id, ref)
+        key = ("graph_bytes", experiment_id, ref.run, ref.tag, ref.kind, ref.step)
+        return self._cache.get_or_load(key, lambda: self._load_graph_bytes(ctx, experiment_id, ref))
+
+    def _load_graph_bytes(self, ctx, eid, ref: wire.GraphRef) -> bytes:
+        if ref.kind == wire.GraphKind.OP and ref.run != metadata.UPLOAD_RUN:
+            if ref.tag == metadata.RUN_GRAPH_TAG:
+                return blobs.read_blob(self._provider, ctx, eid, (metadata.RUN_GRAPH,), ref.run, ref.tag, ref.step)
+            blob = blobs.read_blob(self._provider, ctx, eid, _OP_GRAPH_NAMES, ref.run, ref.tag, ref.step)
+            single = run_metadata.single_graph_bytes(blob)
+            if single is not None:
+                return single
+        return self.graph_def(ctx, eid, ref).SerializeToString()
+
+    def _profile_graph_bytes(self, ctx, eid, ref: wire.GraphRef) -> bytes:
+        try:
+            return self.graph_bytes(ctx, eid, wire.GraphRef(ref.run, ref.tag, wire.GraphKind.OP, ref.step))
+        except errors.NotFoundError:
+            pass
+        try:
+            return self.graph_bytes(ctx, eid, wire.GraphRef(ref.run, metadata.RUN_GRAPH_TAG, wire.GraphKind.OP, None))
+        except errors.NotFoundError:
+            raise errors.NotFoundError(
+                f"profile {_describe(ref.run, ref.tag, ref.step)} has no graph to show it on: "
+                f"the run has no run graph and the tag no op graph"
+            ) from None
+
+    def run_metadata_bytes(self, ctx, experiment_id, run: str, tag: str, step=None) -> bytes:
+        """The serialized RunMetadata holding step stats for (run, tag), unparsed (a worker
+        parses it: ``run_metadata.parse_run_metadata``)."""
+        return blobs.read_blob(self._provider, ctx, experiment_id, _PROFILE_NAMES, run, tag, step)
 
     def run_metadata(self, ctx, experiment_id, run: str, tag: str, step=None):
         """The RunMetadata holding step stats for (run, tag) (the stock ``/run_metadata``)."""
@@ -149,9 +200,7 @@ class GraphStore:
 
     def check_op_limit(self, graph: graph_pb2.GraphDef, what: str) -> None:
         """Raise ``GraphTooLargeError`` when ``graph`` has more ops than ``max_ops``."""
-        ops = count_ops(graph)
-        if ops > self.max_ops:
-            raise GraphTooLargeError(what, ops, self.max_ops)
+        check_op_limit(graph, what, self.max_ops)
 
     # -- uploads --------------------------------------------------------------------------
 
