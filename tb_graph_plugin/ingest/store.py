@@ -54,15 +54,21 @@ class GraphTooLargeError(errors.PublicError):
 
     def __init__(self, what: str, ops: int, limit: int):
         super().__init__(
-            f"{what} has {ops:,} ops, more than this server's limit of {limit:,} "
-            "(TensorBoard flag --graph_explorer_max_ops); the stock-compatible /graph route still "
-            "serves its GraphDef"
+            f"{what} has {ops:,} ops, more than this server's limit of {limit:,}; to open it, "
+            f"restart TensorBoard with --graph_explorer_max_ops={_raised(ops)} (the stock-compatible "
+            "/graph route still serves its GraphDef)"
         )
 
 
 def count_ops(graph: graph_pb2.GraphDef) -> int:
     """Ops of the graph and of its function library (the nodes the SlimGraph will hold)."""
     return len(graph.node) + sum(len(f.node_def) for f in graph.library.function)
+
+
+def _raised(ops: int) -> int:
+    """A limit that admits ``ops``: rounded up to two significant digits."""
+    step = 10 ** max(len(str(ops)) - 2, 0)
+    return -(-ops // step) * step
 
 
 def check_op_limit(graph: graph_pb2.GraphDef, what: str, max_ops: int) -> None:

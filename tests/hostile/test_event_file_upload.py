@@ -149,8 +149,8 @@ def test_graph_over_the_op_limit_is_413_with_its_op_count(small_app):
     assert ops == 9  # the step 5 graph
     assert message == (
         f"graph op of run 'good' tag '__run_graph__' has {ops:,} ops, more than this server's limit "
-        "of 5 (TensorBoard flag --graph_explorer_max_ops); the stock-compatible /graph route still "
-        "serves its GraphDef"
+        "of 5; to open it, restart TensorBoard with --graph_explorer_max_ops=9 (the stock-compatible "
+        "/graph route still serves its GraphDef)"
     )
     assert small_app.get(OURS + "/graph", run="good").status_code == 200
 
@@ -160,6 +160,7 @@ def test_upload_over_the_op_limit_is_413(small_app):
     response = small_app.post(OURS + "/upload", nodes.encode(), filename="g.pbtxt")
     assert response.status_code == 413
     assert json.loads(response.get_data())["error"] == (
-        "uploaded file 'g.pbtxt' has 6 ops, more than this server's limit of 5 (TensorBoard flag "
-        "--graph_explorer_max_ops); the stock-compatible /graph route still serves its GraphDef"
+        "uploaded file 'g.pbtxt' has 6 ops, more than this server's limit of 5; to open it, restart "
+        "TensorBoard with --graph_explorer_max_ops=6 (the stock-compatible /graph route still serves "
+        "its GraphDef)"
     )
