@@ -6,7 +6,7 @@
     python -m bench.bench_layout --scene RUN_DIR --split-max-children 100000  # ... unsplit
 
 The synthetic table also runs igraph's ``layout_sugiyama`` when igraph is installed (the
-issue's "crossings no worse than igraph's" check for the 15k instances).
+fast path on 15k nodes should have no more crossings than igraph's).
 
 Instances are random-but-realistic layered graphs from :mod:`bench.generators` (ResNet-like
 blocks with variable reads, an Adam-like optimizer group with hubs, local random DAGs with

@@ -205,7 +205,7 @@ def test_worker_keeps_max_graphs_and_asks_again_for_an_evicted_one(app):
 
 def test_quick_lane_answers_while_the_main_lane_builds(app):
     """A ``node`` job on a built graph runs on the quick lane while the main lane is busy: the
-    worker answers it before the build queued ahead of it finishes (issue 15)."""
+    worker answers it before the build queued ahead of it finishes."""
     import threading
 
     from tb_graph_plugin.api.worker_process import worker_main

@@ -5,7 +5,7 @@ directly (its own input parsing, its own name index, its own shape reading) and 
 owners by plain recursion over dicts. Sources of the rule: the stock Graph dashboard
 ([TB-GRAPH-DOC], "GraphDef -> SlimGraph": ``Const`` ops are in-embeddings, ``*Summary`` ops
 out-embeddings, the inputs of an in-embedding move to its main node) and
-[TB-SRC] ``tf_graph_common`` (values in TENSORBOARD_GRAPH_INTERNALS.md section 3), plus the
+[TB-SRC] ``tf_graph_common/graph.ts`` (reference-edge ops, edge sizes), plus the
 extensions ``graph/embeddings.py`` documents (PyTorch ``prim::*`` noise, TF2 resource handles
 and their ``ReadVariableOp``; see docs/references.md):
 
@@ -36,7 +36,7 @@ from tb_graph_plugin.graph.model import EDGE_CONTROL, EDGE_DATA, EDGE_REFERENCE,
 
 MAIN, IN, OUT = "main", "in", "out"
 
-#: Stock reference-edge ops (TENSORBOARD_GRAPH_INTERNALS.md section 3), input 0 only.
+#: Stock reference-edge ops ([TB-SRC] ``graph.ts``), input 0 only.
 REFERENCE_OPS = {"Assign", "AssignAdd", "AssignSub", "assign", "assign_add", "assign_sub", "count_up_to",
                  "ScatterAdd", "ScatterSub", "ScatterUpdate", "scatter_add", "scatter_sub", "scatter_update"}
 

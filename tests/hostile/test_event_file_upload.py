@@ -1,4 +1,4 @@
-"""Uploading a damaged event file keeps every intact record and says what was skipped (issue 6).
+"""Uploading a damaged event file keeps every intact record and says what was skipped.
 
 TensorBoard's own readers stop at an event file's first corrupt record (see
 ``test_bad_inputs.test_broken_event_files_keep_the_records_before_the_damage``). An uploaded event

@@ -1,4 +1,4 @@
-"""Property-based tests (hypothesis) over random GraphDefs built with the proto API (issue 6).
+"""Property-based tests (hypothesis) over random GraphDefs built with the proto API.
 
 For any structurally valid GraphDef - names with ``/`` (empty segments, scope/op clashes,
 numbered siblings that form series), inputs ``x``, ``^x``, ``x:3``, to any node (cycles,
@@ -106,7 +106,7 @@ def test_random_graphdefs_build_and_keep_the_hierarchy_invariants(graph, options
     assert sum(me.size for g in h.groups for me in g.metaedges) == sum(slim.edge_size)
 
 
-#: Stock reference-edge ops (TENSORBOARD_GRAPH_INTERNALS.md section 3): input 0 is a reference edge.
+#: Stock reference-edge ops ([TB-SRC] ``graph.ts``, docs/references.md): input 0 is a reference edge.
 REFERENCE_OPS = {"Assign", "AssignAdd", "AssignSub", "assign", "assign_add", "assign_sub", "count_up_to",
                  "ScatterAdd", "ScatterSub", "ScatterUpdate", "scatter_add", "scatter_sub", "scatter_update"}
 
