@@ -1,4 +1,4 @@
-"""Aspect bench (issue 11): open every group of the corpus graphs to depth 3 and print the worst
+"""Aspect bench: open every group of the corpus graphs to depth 3 and print the worst
 aspect ratios of what the user sees.
 
     python -m bench.bench_aspect RUN_DIR [RUN_DIR ...] [--depth 3] [--worst 10] [--limit 10]
@@ -13,7 +13,7 @@ Views, per graph, each built with :func:`tb_graph_plugin.layout.scene.build_scen
   ancestors: the opened group's own box (the view a user zooms to after a double-click).
 
 The aspect of a ``w x h`` box is ``max(w, h) / min(w, h)``; a view is *outside* when it exceeds 10
-(the issue's 1:10..10:1). Prints one line per graph (views, outside, worst, seconds) and the
+(every view should stay within 1:10..10:1). Prints one line per graph (views, outside, worst, seconds) and the
 ``--worst`` worst views overall.
 """
 

@@ -1,4 +1,4 @@
-"""``/diff`` time on big graphs (issue 13): the structural diff of two built Hierarchies.
+"""``/diff`` time on big graphs: the structural diff of two built Hierarchies.
 
 Usage::
 

@@ -1,4 +1,4 @@
-"""How ``--graph_explorer_cache_mb`` is shared out (issue 15): one memory budget for TensorBoard
+"""How ``--graph_explorer_cache_mb`` is shared out: one memory budget for TensorBoard
 and the workers together.
 
 ==================================  ======  ==================================================

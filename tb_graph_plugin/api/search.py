@@ -1,4 +1,4 @@
-"""Name search over a built graph in linear time (issue 15): RE2, never a backtracking engine.
+"""Name search over a built graph in linear time: [RE2], never a backtracking engine.
 
 Python's ``re`` backtracks: ``(a+)+$`` against ``'a' * 36 + '!'`` takes ~2^36 steps and held a
 worker for the whole job time limit. RE2 (the ``google-re2`` wheel, imported as ``re2``) runs

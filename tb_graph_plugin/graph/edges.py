@@ -1,6 +1,6 @@
 """Phase 3 of GraphDef -> SlimGraph: turn input strings into edges.
 
-Follows the stock dashboard (``seeds/000``, "Add edges"; internals brief section 3):
+Follows the stock dashboard ([TB-GRAPH-DOC] "Add edges"; [TB-SRC] ``graph.ts``):
 ``^x`` is a control edge from ``x``; ``x:N`` (and function-style ``x:out_arg:N``) is output
 ``N`` of ``x``; input 0 of the stock reference ops (``Assign``, ``ScatterAdd``, ...) is a
 reference edge; anything else is a data edge. Edge size is the product of the source

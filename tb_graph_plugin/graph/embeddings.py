@@ -1,8 +1,8 @@
 """Phase 4 of GraphDef -> SlimGraph: embeddings beside their op, and the base edges.
 
-Follows the stock dashboard (``seeds/000``: "Consider all 'Const' ops as in-embedding
+Follows the stock dashboard ([TB-GRAPH-DOC]: "Consider all 'Const' ops as in-embedding
 nodes, all '*Summary' ops as out-embedding nodes ... move the inputs of the in-embedding
-into incoming edges of the main node") and the VAST paper (``seeds/004``: weights drawn
+into incoming edges of the main node") and [VAST] §5.2 ("Extract Non-Critical Operations": weights drawn
 beside the op that uses them), extended to the noise of today's writers:
 
 * in-embeddings: ``Const``; PyTorch ``prim::GetAttr`` / ``prim::ListConstruct`` /

@@ -1,7 +1,7 @@
 """The SlimGraph data model: a GraphDef's ops and edges, flat, with integer ids.
 
 Vocabulary follows TensorBoard's Graph dashboard documentation
-(``shared/reference/seeds/000``): a **SlimGraph** holds **OpNode**s and **BaseEdge**s and
+([TB-GRAPH-DOC], see docs/references.md): a **SlimGraph** holds **OpNode**s and **BaseEdge**s and
 no groups. Storage is columnar (one Python list per field, indexed by the op's integer id)
 so a 140k-op graph costs a few lists, not 140k objects; ``OpNode`` and ``BaseEdge`` are
 small views built on demand by :meth:`SlimGraph.node` and :meth:`SlimGraph.edge`.

@@ -1,7 +1,7 @@
 """GraphDef -> SlimGraph phases 2 and 5: index names; rename ops that are also namespaces.
 
-Follows the stock dashboard (``tf_graph_common/graph.ts``, summarized in the internals
-brief section 3): a node whose name ``A`` is also a namespace (another node is named
+Follows the stock dashboard ([TB-SRC] ``tf_graph_common/graph.ts``, see
+docs/references.md): a node whose name ``A`` is also a namespace (another node is named
 ``A/...``) is renamed ``A/(A)`` so the group ``A`` and the op can coexist. Difference on
 purpose: only MAIN ops make namespaces (embeddings are not placed by name), so
 ``avg_pool/Mean`` next to its embedded ``avg_pool/Mean/reduction_indices`` Const stays

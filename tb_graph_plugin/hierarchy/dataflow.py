@@ -20,7 +20,8 @@ document; the convexity condition is the standard one for graph contraction):
   every member-to-member edge goes forward, ``"unconnected"`` when no edge joins two
   members, ``"forward"`` when edges only go forward otherwise, else ``None``.
 * :func:`dominator_regions`: single-entry single-exit regions cut at the separators of
-  the main path (the dominator chain of a virtual sink), for dataflow block inference.
+  the main path (the dominator chain of a virtual sink, [CHK01] in docs/references.md), for
+  dataflow block inference.
 
 Pre-condition: ``h.slim`` built; ``h.op_parent`` / ``MetaNode.parent`` up to date for
 the group asked about (metaedges are not needed). Post-conditions are stated per function.

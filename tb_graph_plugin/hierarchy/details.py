@@ -1,6 +1,6 @@
 """Per-node details for the info pane, shaped like ``api.wire.NodeDetails``.
 
-Follows the stock info pane (``seeds/000``, "View the details and attributes of a selected
+Follows the stock info pane ([TB-GRAPH-DOC] "View the details and attributes of a selected
 node"; ``tensorboard/backend/process_graph.py`` elides large attrs): ops report op,
 device, attrs (an attr whose serialized size exceeds ``limit_attr_size`` is replaced by
 ``{"key", "elided_bytes"}``), inputs and outputs with shapes and edge kinds (including

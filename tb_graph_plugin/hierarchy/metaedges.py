@@ -1,6 +1,6 @@
 """Hierarchy phase 4: MetaEdges at the lowest common ancestor.
 
-Follows the stock dashboard (``seeds/000``, "Adding edges"): each base edge is added to
+Follows the stock dashboard ([TB-GRAPH-DOC] "Adding edges"): each base edge is added to
 the MetaEdge between the ancestors of its ends that are children of their lowest common
 ancestor (LCA); a MetaEdge sums the tensor sizes of its base edges; groups remember
 whether they hold a non-control edge; ``h.max_metaedge_size`` is the largest sum.

@@ -1,6 +1,6 @@
 """The Hierarchy data model: MetaNodes, SeriesNodes and MetaEdges over a SlimGraph.
 
-Vocabulary follows TensorBoard's Graph dashboard documentation (``seeds/000``, glossary):
+Vocabulary follows TensorBoard's Graph dashboard documentation ([TB-GRAPH-DOC] glossary):
 a **MetaNode** groups OpNodes and MetaNodes; its *metagraph* is its direct children and
 the **MetaEdge**s between them; a **SeriesNode** is a MetaNode whose children are a run
 of repeated siblings (``add_[1-5]``, ``TransformerEncoderLayer[0-5]``); a **template** id

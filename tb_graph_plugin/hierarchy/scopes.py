@@ -1,6 +1,6 @@
 """Hierarchy phase 1: MetaNodes from ``/`` scopes.
 
-Follows the stock dashboard (``seeds/000``, "Adding nodes": "If node is named 'a/b/c',
+Follows the stock dashboard ([TB-GRAPH-DOC] "Adding nodes": "If node is named 'a/b/c',
 create metanodes 'a' and 'a/b'"). Function library nodes
 (``__function_library__<fn>/...``) land in a group whose ``function`` is ``<fn>``.
 

@@ -1,7 +1,7 @@
 """Hierarchy phases 3 and 6: SeriesNodes for runs of repeated siblings.
 
-Op series follow the stock dashboard (``seeds/000``, "Detect series"; internals brief
-section 3): a group's op children are clustered by op; leaf names ``^(\\D*)(\\d+)$`` with
+Op series follow the stock dashboard ([TB-GRAPH-DOC] "Detect series"; [TB-SRC]
+``hierarchy.ts``): a group's op children are clustered by op; leaf names ``^(\\D*)(\\d+)$`` with
 consecutive numbers (``add_1 .. add_N``; a bare ``add`` counts as ``add_0``) form
 ``add_[1-N]`` when the run has at least ``series_min_size`` members.
 

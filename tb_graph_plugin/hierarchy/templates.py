@@ -1,9 +1,10 @@
 """Hierarchy phase 5: structural templates by a bottom-up Weisfeiler-Lehman hash.
 
 Replaces the stock ``clusterSimilarSubgraphs`` (signature + pairwise DFS comparison,
-O(clusters x nodes^2), switched off above 10k nodes; ``seeds/000``, "Finding similar
-subgraphs") with a near-linear hash, ours (after Weisfeiler-Lehman graph kernels and
-Merkle trees): groups are visited children first; inside a group's metagraph each child
+O(clusters x nodes^2), switched off above 10k nodes; [TB-GRAPH-DOC] "Finding similar
+subgraphs") with a near-linear hash, ours (after Weisfeiler-Lehman graph kernels [WL] and
+Merkle trees [MERKLE87], see docs/references.md): groups are visited children first; inside a
+group's metagraph each child
 starts with a colour (an op: its op type; a group: its structure hash), refined
 ``template_rounds`` times by the sorted colours of its in- and out-neighbours (metaedge
 kinds included); the group's ``structure_hash`` hashes the sorted final colours and the

@@ -2,7 +2,7 @@
 
 TensorBoard's readers (the Python multiplexer and the Rust data server) stop reading an event
 file at its first corrupt record: everything written after it is silently missing from every
-dashboard. For a file the user uploads we read the TFRecord framing ourselves
+dashboard. For a file the user uploads we read the TFRecord framing ([TFRECORD]) ourselves
 (``tensorflow/core/lib/io/record_reader.cc``: ``uint64 length, uint32 masked_crc32c(length),
 data[length], uint32 masked_crc32c(data)``), keep every intact record, and say which bytes were
 skipped and why.

@@ -1,4 +1,5 @@
-"""Errors of the routes: status codes and messages that say the real cause (issue 2, must show)."""
+"""Errors of the routes: status codes and messages that say the real cause (never the stock
+tab's "Malformed GraphDef")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Warm-up: the graph the tab opens first is built before anyone asks for it (issue 5, first paint)."""
+"""Warm-up: the graph the tab opens first is built before anyone asks for it (a fast first paint)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Every architectural block is one group, on models nobody tuned the rules for (issue: real
-building blocks). The expected blocks come from the authoring framework, not from our rules:
+"""Every architectural block is one group, on models nobody tuned the rules for (real
+building blocks, as the framework authored them). The expected blocks come from the authoring
+framework, not from our rules:
 ``expected_blocks.json`` (written beside the events by ``tests/logwriters.py``) maps each
 block to the trace scopes of its Keras layers (recorded while TensorFlow traced them) and a
 kind (its layer classes); Inception modules are read from the Keras functional graph."""

@@ -1,4 +1,4 @@
-"""Fuzz harness for every parsing path (issue 6): hypothesis mutations of real serialized data.
+"""Fuzz harness for every parsing path: hypothesis mutations of real serialized data.
 
 Seeds are real bytes the real writers produced (``real_logs``): the TF1 run graph (binary and
 pbtxt), the TF1 ``add_run_metadata`` RunMetadata, a TF2 ``trace_export`` RunMetadata, the Keras 3

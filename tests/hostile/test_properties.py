@@ -1,4 +1,4 @@
-"""Property-based tests (hypothesis) over random GraphDefs built with the proto API (issue 6).
+"""Property-based tests (hypothesis) over random GraphDefs built with the proto API.
 
 For any structurally valid GraphDef - names with ``/`` (empty segments, scope/op clashes,
 numbered siblings that form series), inputs ``x``, ``^x``, ``x:3``, to any node (cycles,
@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from tensorboard.compat.proto import graph_pb2
 
 from tb_graph_plugin.graph import MAIN, build_slim_graph
+from tb_graph_plugin.graph.model import EDGE_CONTROL, EDGE_DATA, EDGE_REFERENCE, IN_EMBEDDING, OUT_EMBEDDING
 from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy
 from tb_graph_plugin.layout import Engine, LayoutEdge, LayoutGraph, LayoutNode, LayoutOptions, layout
 from tests.hierarchy.invariants import check_invariants
@@ -105,15 +106,68 @@ def test_random_graphdefs_build_and_keep_the_hierarchy_invariants(graph, options
     assert sum(me.size for g in h.groups for me in g.metaedges) == sum(slim.edge_size)
 
 
+#: Stock reference-edge ops ([TB-SRC] ``graph.ts``, docs/references.md): input 0 is a reference edge.
+REFERENCE_OPS = {"Assign", "AssignAdd", "AssignSub", "assign", "assign_add", "assign_sub", "count_up_to",
+                 "ScatterAdd", "ScatterSub", "ScatterUpdate", "scatter_add", "scatter_sub", "scatter_update"}
+
+
+def _account_for_inputs(graph, slim):
+    """Each GraphDef input, in op then input order, accounted for exactly once: the base edge it
+    must make, a dangling input, or a drop with its documented reason (``graph/embeddings.py``).
+    Returns (expected base edges, expected dangling, reason -> count)."""
+    first = {}
+    for i, node in enumerate(graph.node):
+        first.setdefault(node.name, i)
+    role, owner = slim.embedding, slim.owner
+
+    def main_of(v):
+        return v if role[v] == MAIN else owner[v]
+
+    base, dangling, reasons = [], [], {}
+
+    def count(reason):
+        reasons[reason] = reasons.get(reason, 0) + 1
+
+    for d, node in enumerate(graph.node):
+        for pos, text in enumerate(node.input):
+            name = text.lstrip("^").split(":")[0]
+            if name not in first:
+                dangling.append((d, text))
+                count("dangling")
+                continue
+            s = first[name]
+            kind = EDGE_CONTROL if text.startswith("^") else (
+                EDGE_REFERENCE if pos == 0 and node.op in REFERENCE_OPS else EDGE_DATA)
+            if role[s] == MAIN and role[d] == MAIN:
+                base.append((s, d, kind))
+                count("base edge")
+            elif role[s] == IN_EMBEDDING:
+                assert s in slim.in_embeddings[main_of(d)]
+                count("in-embedding listed beside the op it feeds")
+            elif role[d] == OUT_EMBEDDING and role[s] == MAIN and owner[d] == s:
+                assert d in slim.out_embeddings[s]
+                count("out-embedding listed beside its producer")
+            elif role[s] == OUT_EMBEDDING and role[d] != MAIN:
+                count("out-embedding into an embedding")
+            elif main_of(s) == main_of(d):
+                count("inside one op's embeddings")
+            else:
+                base.append((main_of(s), main_of(d), kind))
+                count("re-targeted to the owners")
+    return base, dangling, reasons
+
+
 @SETTINGS
 @given(graph=graph_defs(max_nodes=25))
 def test_every_input_is_an_edge_or_dangling(graph):
     slim = build_slim_graph(graph)
-    n_inputs = sum(len(node.input) for node in graph.node)
-    # one input makes at most one base edge (an edge into an embedding goes to its owner)
-    assert slim.n_edges + len(slim.dangling) <= n_inputs
-    dangling_names = {d.input.lstrip("^").split(":")[0] for d in slim.dangling}
-    assert all(name not in slim.index for name in dangling_names)
+    base, dangling, reasons = _account_for_inputs(graph, slim)
+    assert sum(reasons.values()) == sum(len(node.input) for node in graph.node)
+    assert list(zip(slim.edge_src, slim.edge_dst, slim.edge_kind)) == base
+    assert [(x.node, x.input) for x in slim.dangling] == dangling
+    # every input touching an embedding is kept beside the graph, whatever became of it
+    touching = sum(n for r, n in reasons.items() if r not in ("base edge", "dangling"))
+    assert len(slim.embedding_edges) == touching
 
 
 @st.composite

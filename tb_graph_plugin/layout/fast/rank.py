@@ -1,12 +1,12 @@
 """Layering from the sinks: longest path, every node as late as possible, then sinks pulled up.
 
-Follows the seed article (001, "最长路径算法... 把路径尽头对齐, 逆向路径来计算层级") and dagre
+Follows [HCG-LAYOUT] ("最长路径算法... 把路径尽头对齐, 逆向路径来计算层级") and dagre
 ``rank/util.js:longestPath``: ``h(v) = 0`` for a sink, ``1 + max h(successor)`` otherwise, and
 ``layer(v) = H_c - h(v)`` with ``H_c`` the longest path of v's component, so every source sits
 right below its nearest consumer (constants and variables next to their use). A sink with
 predecessors is then moved up to ``1 + max layer(predecessor)`` (a tight edge instead of a
 long one down to the last layer). Then a few greedy balancing passes (a cheap stand-in for
-network simplex, 001 "网络单纯形算法"): a node with more (weighted) in-edges than out-edges
+network simplex, [HCG-LAYOUT] "网络单纯形算法"): a node with more (weighted) in-edges than out-edges
 moves down to ``1 + max layer(pred)``, one with more out-edges up to ``min layer(succ) - 1``,
 which shortens the total edge length (fewer dummies, fewer crossings). Empty layers left
 behind are squeezed out. On graphs with more edges than nodes the mirror image (longest path
@@ -17,8 +17,8 @@ random 15k-node bench DAG).
 
 Graphs with at most ``options.rank_lp_max_edges`` edges, and bigger ones where the heuristic
 leaves more than ``rank_lp_dummy_ratio`` dummies per node, get the optimal layering instead
-(what network simplex computes, Gansner et al. 1993): the LP ``min sum w_e (l_v - l_u)``
-subject to ``l_v - l_u >= 1``, solved by HiGHS dual simplex (``scipy.optimize.linprog``);
+(what network simplex computes, [DOT93]): the LP ``min sum w_e (l_v - l_u)``
+subject to ``l_v - l_u >= 1``, solved by HiGHS dual simplex ([HIGHS18], ``scipy.optimize.linprog``);
 its constraint matrix is totally unimodular, so the vertex solution is integral. A
 solver failure or time-out keeps the longest-path layering; a layering whose edges all
 span one layer is already optimal and skips the solver.

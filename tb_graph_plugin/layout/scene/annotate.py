@@ -1,6 +1,6 @@
 """Annotation stubs for edges that touch an extracted (side-column) node.
 
-Follows the stock tab (``render.ts`` in/out annotations) and the VAST paper (004, "Extract
+Follows the stock tab (``render.ts`` in/out annotations) and [VAST] §5.2 ("Extract
 Auxiliary Nodes": an extracted node's edges are replaced by short annotations naming the
 neighbour, so no long edge runs across the picture). For every metaedge between a flow
 child and an extracted child, the flow child gets a STUB in its input (left) or output

@@ -1,7 +1,7 @@
 """The BridgeGraph of a group: its children, their metaedges, and bridges for edges that
 cross the group's border.
 
-Follows the VAST paper (004, "Build a Clustered Graph with Bundled Edges": edges are routed
+Follows [VAST] §5.2 ("Build a Clustered Graph with Bundled Edges": edges are routed
 so that they only connect siblings; an edge entering an expanded group is drawn to a bridge
 node on the group's border, so each group is laid out once, on its own, and expanding it
 re-lays out only it and its ancestors) and the stock ``render.ts`` bridge graph.

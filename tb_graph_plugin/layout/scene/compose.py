@@ -1,8 +1,8 @@
 """Compound composition: lay out expanded groups bottom-up and place them into their parents.
 
-Follows the VAST paper (004: each group's BridgeGraph is laid out on its own, child sizes
+Follows [VAST] §5.2 (each group's BridgeGraph is laid out on its own, child sizes
 first, and placed into its parent, so expanding a group re-lays out only it and its
-ancestors) and the seed article (001: a reusable standalone hierarchical compound layout).
+ancestors) and [HCG-LAYOUT] (a reusable standalone hierarchical compound layout).
 Each group layout is cached under (group, the expanded groups below it, options): a
 sibling's layout is reused untouched when another group is expanded.
 

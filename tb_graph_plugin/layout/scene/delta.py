@@ -1,6 +1,6 @@
 """Expand/collapse as a delta: only the scene nodes that changed between two expansion states.
 
-Issue 4 part 5 (ours; the stock tab re-lays out and redraws everything on every click). Both
+Ours (no reference document; the stock tab re-lays out and redraws everything on every click). Both
 scenes come from the same :class:`~tb_graph_plugin.layout.scene.compose.LayoutCache`, so the
 old one costs only its assembly (its group layouts were made when the client asked for it)
 and the new one lays out just the newly expanded group and its ancestors.

@@ -1,6 +1,6 @@
 """Floating copies of high fan-out parameters and constants.
 
-Follows nGraph's visualisation notes (002, "float Parameter and Constant nodes": rather than
+Follows nGraph's visualisation notes ([NGRAPH-VIS], "float Parameter and Constant nodes": rather than
 one node with a very large out-degree, e.g. a learning rate fed to many places, draw a copy
 at each occurrence site). A child of the group is floated when it is a parameter- or
 constant-like op (:data:`PARAMETER_OPS`: placeholders, function arguments, constants that

@@ -1,7 +1,7 @@
 """What a group layout places: nodes, edges and the group box, plus the helpers that put a
 child (with its embeddings) at a spot. Shared by :mod:`group` (flow) and :mod:`series` (stack).
 
-Embeddings (VAST 004, "Extract Non-Critical Operations"): up to ``max_annotations`` in- and
+Embeddings ([VAST] §5.2, "Extract Non-Critical Operations"): up to ``max_annotations`` in- and
 out-embeddings of an op are drawn as small icons in columns left and right of it; the layout
 reserves room for those columns, so they never overlap other boxes. The same columns hold a
 child's :class:`Annex` nodes: floating copies of high fan-out parameters (:mod:`floating`)
