@@ -231,7 +231,7 @@ class Contraction:
 
 
 def strong_components(succ: Sequence[Iterable[int]]) -> list[int]:
-    """The strongly connected component of each position (Tarjan's algorithm, iterative);
+    """The strongly connected component of each position ([TARJAN72], iterative);
     two positions share a number exactly when each reaches the other."""
     n = len(succ)
     index = [-1] * n
