@@ -127,7 +127,7 @@ def _hierarchy(path: str):
 
 def scene_timings(path: str) -> None:
     """Open (top level) and expand the biggest group, as the plugin does, hierarchy cached."""
-    from tb_graph_plugin.api import wire
+    from tb_graph_plugin import wire
     from tb_graph_plugin.layout.scene import LayoutCache, build_scene
 
     h = _hierarchy(path)

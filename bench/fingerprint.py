@@ -49,7 +49,7 @@ def _slim_digest(slim) -> str:
 
 
 def _scene_digest(scene) -> str:
-    from tb_graph_plugin.api import wire
+    from tb_graph_plugin import wire
 
     plain = wire.to_plain(scene)
     plain.get("stats", {}).pop("layout_seconds", None)
@@ -58,7 +58,7 @@ def _scene_digest(scene) -> str:
 
 
 def _graphs(path: str) -> Iterable[tuple[str, Any]]:
-    from tb_graph_plugin.api import wire
+    from tb_graph_plugin import wire
     from tb_graph_plugin.ingest.local import open_logs
 
     logs = open_logs(path)

@@ -3,7 +3,7 @@
 
 Rebuilds the frontend into a temporary folder (``npm ci`` first when ``node_modules`` is missing)
 and compares bytes, so a source change without ``npm run build`` fails here. Also checks the
-wire-format mirror ``frontend/src/api/types.ts`` against ``tb_graph_plugin/api/wire.py``.
+wire-format mirror ``frontend/src/api/types.ts`` against ``tb_graph_plugin/wire.py``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 
 REPO = Path(__file__).resolve().parent.parent
 FRONTEND = REPO / "frontend"

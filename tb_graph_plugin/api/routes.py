@@ -14,8 +14,8 @@ from tensorboard import errors, plugin_util
 from tensorboard.backend import http_util
 from werkzeug import wrappers
 
-from tb_graph_plugin import metadata
-from tb_graph_plugin.api import compat, params, static_files, wire
+from tb_graph_plugin import metadata, wire
+from tb_graph_plugin.api import compat, params, static_files
 from tb_graph_plugin.api.workers import JobHandle, WorkerPool
 from tb_graph_plugin.ingest import listing
 from tb_graph_plugin.ingest.store import GraphStore

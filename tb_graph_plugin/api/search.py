@@ -26,7 +26,7 @@ import re2
 from re2 import _re2
 from tensorboard import errors
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 
 __all__ = ["MAX_SEARCH_HITS", "MAX_QUERY_CHARS", "SEARCH_BUDGET_S", "compile_query", "search_graph"]
 

@@ -26,7 +26,8 @@ from typing import Callable
 from tensorboard import errors
 from tensorboard.compat.proto import config_pb2, graph_pb2
 
-from tb_graph_plugin.api import search, wire
+from tb_graph_plugin import wire
+from tb_graph_plugin.api import search
 
 __all__ = ["GraphState", "TASKS"]
 

@@ -22,7 +22,7 @@ removed; the root is never listed.
 
 from __future__ import annotations
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.diff.match import Matching
 from tb_graph_plugin.hierarchy.model import Hierarchy
 

@@ -51,7 +51,7 @@ __all__ = [
     "SlimGraph",
 ]
 
-# Edge kinds (ints in ``SlimGraph.edge_kind``; names match ``api.wire.EdgeKind`` values).
+# Edge kinds (ints in ``SlimGraph.edge_kind``; names match ``wire.EdgeKind`` values).
 EDGE_DATA = 0
 EDGE_CONTROL = 1
 EDGE_REFERENCE = 2

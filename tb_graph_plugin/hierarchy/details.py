@@ -1,4 +1,4 @@
-"""Per-node details for the info pane, shaped like ``api.wire.NodeDetails``.
+"""Per-node details for the info pane, shaped like ``wire.NodeDetails``.
 
 Follows the stock info pane (``seeds/000``, "View the details and attributes of a selected
 node"; ``tensorboard/backend/process_graph.py`` elides large attrs): ops report op,
@@ -9,7 +9,7 @@ template; groups report their cardinality, template, op histogram (as attrs) and
 metaedges touching them in their parent's metagraph.
 
 Pre-condition: a built Hierarchy. Post-condition: returns a dict whose keys are exactly
-the fields of ``api.wire.NodeDetails`` (minus ``version``), so
+the fields of ``wire.NodeDetails`` (minus ``version``), so
 ``NodeDetails(**node_details(h, name))`` works; ``kind`` is a ``NodeKind`` value string.
 """
 

@@ -31,7 +31,7 @@ from tensorboard import errors
 from tensorboard.compat.proto import graph_pb2
 
 from tb_graph_plugin import metadata
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.ingest import blobs, event_file, keras_model, parse, run_metadata
 from tb_graph_plugin.ingest.cache import LruCache
 

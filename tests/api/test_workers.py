@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.api.workers import JobFailed, WorkerPool
 from tests.tb_app import OURS, TbApp
 

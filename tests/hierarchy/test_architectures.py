@@ -11,7 +11,7 @@ from collections import defaultdict
 
 import pytest
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.cli import load_graph_def
 from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.graph.model import MAIN

@@ -198,7 +198,7 @@ def test_profile_join_sums_per_group():
 
 
 def test_node_details_fields_and_elided_attrs():
-    from tb_graph_plugin.api.wire import NodeDetails, to_json
+    from tb_graph_plugin.wire import NodeDetails, to_json
 
     g = graph_pb2.GraphDef()
     g.node.add(name="w", op="Const")

@@ -1,4 +1,4 @@
-// Mirror of tb_graph_plugin/api/wire.py, field for field. Bump WIRE_VERSION together.
+// Mirror of tb_graph_plugin/wire.py, field for field. Bump WIRE_VERSION together.
 // Coordinates are absolute pixels, y downwards; x/y are a node's centre.
 
 export const WIRE_VERSION = 1;

@@ -20,7 +20,7 @@ import time
 import weakref
 from typing import Iterable, Optional
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.hierarchy.split import is_artificial
 from tb_graph_plugin.layout.scene.group import GroupLayout, layout_group
 from tb_graph_plugin.layout.scene.options import SceneOptions

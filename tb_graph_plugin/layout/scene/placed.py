@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from tb_graph_plugin.api.wire import NodeKind
+from tb_graph_plugin.wire import NodeKind
 from tb_graph_plugin.layout.geometry import attach_ends
 from tb_graph_plugin.layout.scene.options import SceneOptions
 
