@@ -37,9 +37,24 @@ def _digest(value: Any) -> str:
     return h.hexdigest()[:16]
 
 
+_TIMING_KEYS = ("timings", "seconds", "layout_seconds", "groups_laid_out")
+
+
+def _untimed(value: Any) -> Any:
+    """``value`` without wall-clock fields (any dict key named like a timing)."""
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items()
+                if not any(t in str(k) for t in _TIMING_KEYS)}
+    if isinstance(value, (list, tuple)):
+        return [_untimed(v) for v in value]
+    return value
+
+
 def _slim_digest(slim) -> str:
     parts = []
     for name in sorted(vars(slim)):
+        if name in _TIMING_KEYS:
+            continue
         value = getattr(slim, name)
         if isinstance(value, np.ndarray):
             parts.append((name, _digest(value)))
@@ -51,10 +66,7 @@ def _slim_digest(slim) -> str:
 def _scene_digest(scene) -> str:
     from tb_graph_plugin import wire
 
-    plain = wire.to_plain(scene)
-    plain.get("stats", {}).pop("layout_seconds", None)
-    plain.get("stats", {}).pop("groups_laid_out", None)
-    return _digest(plain)
+    return _digest(_untimed(wire.to_plain(scene)))
 
 
 def _graphs(path: str) -> Iterable[tuple[str, Any]]:
@@ -86,7 +98,7 @@ def fingerprint(path: str, n_groups: int) -> list[str]:
         slim = build_slim_graph(graph_def)
         h = build_hierarchy(slim)
         lines.append(f"{label} slim {_slim_digest(slim)}")
-        lines.append(f"{label} hierarchy {_digest([summarize(h), tree(h)])}")
+        lines.append(f"{label} hierarchy {_digest(_untimed([summarize(h), tree(h)]))}")
         lines.append(f"{label} first {_scene_digest(build_scene(h, ref, first_view_expanded(h)))}")
         groups = sorted((g for g in h.groups if g.id != h.root.id), key=lambda g: (-g.cardinality, g.name))
         opened = []
