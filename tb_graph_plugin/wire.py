@@ -20,6 +20,8 @@ __all__ = [
     "GraphKind",
     "NodeKind",
     "EdgeKind",
+    "EdgeKindCode",
+    "EmbeddingRole",
     "JobState",
     "GraphRef",
     "StepListing",
@@ -55,6 +57,11 @@ class GraphKind(str, enum.Enum):
 
 
 class NodeKind(str, enum.Enum):
+    """What a node is: the one declaration of node kinds, used by hierarchy, layout and api.
+
+    A ``str`` enum: a member equals (and hashes as) its value, and ``to_json`` writes the value.
+    """
+
     OP = "op"
     META = "meta"
     SERIES = "series"
@@ -65,9 +72,42 @@ class NodeKind(str, enum.Enum):
 
 
 class EdgeKind(str, enum.Enum):
+    """What an edge carries: the one declaration of edge kinds. ``code`` is its int column value."""
+
     DATA = "data"
     CONTROL = "control"
     REFERENCE = "reference"
+
+    @property
+    def code(self) -> "EdgeKindCode":
+        return EdgeKindCode[self.name]
+
+
+class EdgeKindCode(enum.IntEnum):
+    """``EdgeKind`` as the int stored in numpy columns (``SlimGraph.edge_kind``), member for
+    member (same names); ``kind`` is the ``EdgeKind``. The ints are stable: do not renumber."""
+
+    DATA = 0
+    CONTROL = 1
+    REFERENCE = 2
+
+    @property
+    def kind(self) -> EdgeKind:
+        return EdgeKind[self.name]
+
+
+class EmbeddingRole(enum.IntEnum):
+    """Where an op is drawn, as the int stored in ``SlimGraph.embedding``: in the main graph, or
+    beside the op it feeds (in-embedding) or that feeds it (out-embedding). ``node_kind`` is the
+    ``NodeKind`` a node of that role is drawn as. The ints are stable: do not renumber."""
+
+    MAIN = 0
+    IN_EMBEDDING = 1
+    OUT_EMBEDDING = 2
+
+    @property
+    def node_kind(self) -> NodeKind:
+        return NodeKind.OP if self is EmbeddingRole.MAIN else NodeKind[self.name]
 
 
 class JobState(str, enum.Enum):

@@ -19,8 +19,8 @@ from typing import Any
 
 from google.protobuf import text_format
 
-from tb_graph_plugin.graph.model import EDGE_KIND_NAMES, MAIN
 from tb_graph_plugin.hierarchy.model import Hierarchy, NodeRef
+from tb_graph_plugin.wire import EdgeKindCode, EmbeddingRole
 
 __all__ = ["node_details", "DEFAULT_LIMIT_ATTR_SIZE"]
 
@@ -49,10 +49,10 @@ def _tensor(h: Hierarchy, node: int, out: int, other: int, kind: int, base: bool
     slim = h.slim
     name = slim.names[other]
     shape = slim.shape_of(node, out) if out >= 0 else None
-    visible = base and slim.embedding[other] == MAIN
+    visible = base and slim.embedding[other] == EmbeddingRole.MAIN
     return {"name": name if out <= 0 else f"{name}:{out}",
             "shape": list(shape) if shape is not None else None,
-            "kind": EDGE_KIND_NAMES[kind], "visible": visible}
+            "kind": EdgeKindCode(kind).kind, "visible": visible}
 
 
 def node_details(h: Hierarchy, ref: NodeRef,

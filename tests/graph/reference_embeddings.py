@@ -10,14 +10,11 @@ from __future__ import annotations
 import re
 
 from tb_graph_plugin.graph.edges import tensor_size
-from tb_graph_plugin.graph.model import (
-    EDGE_CONTROL,
-    IN_EMBEDDING,
-    MAIN,
-    OUT_EMBEDDING,
-    SlimGraph,
-    SlimGraphOptions,
-)
+from tb_graph_plugin.graph.model import SlimGraph, SlimGraphOptions
+from tb_graph_plugin.wire import EdgeKindCode, EmbeddingRole
+
+EDGE_CONTROL = EdgeKindCode.CONTROL
+MAIN, IN_EMBEDDING, OUT_EMBEDDING = EmbeddingRole.MAIN, EmbeddingRole.IN_EMBEDDING, EmbeddingRole.OUT_EMBEDDING
 
 _DT_RESOURCE = 20
 _HANDLE_OPS = frozenset({"_Arg", "Placeholder"})

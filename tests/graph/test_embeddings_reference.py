@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from tensorboard.compat.proto import graph_pb2, types_pb2
 
 from tb_graph_plugin.graph import edges, embeddings, names, nodes
-from tb_graph_plugin.graph.model import IN_EMBEDDING, MAIN, SlimGraph, SlimGraphOptions
+from tb_graph_plugin.graph.model import SlimGraph, SlimGraphOptions
+from tb_graph_plugin.wire import EmbeddingRole
 from tests.graph import reference_embeddings
 
 OPS = ["Relu", "MatMul", "NoOp", "Const", "prim::GetAttr", "prim::ListConstruct",
@@ -66,7 +67,7 @@ def test_numpy_placement_equals_the_reference_loop(g, variable_reads):
     assert list(ours.in_embeddings.items()) == list(ref.in_embeddings.items())
     assert list(ours.out_embeddings.items()) == list(ref.out_embeddings.items())
     # the post-condition the module states
-    assert all(ours.embedding[o] == MAIN for i, o in enumerate(ours.owner) if ours.embedding[i] != MAIN)
+    assert all(ours.embedding[o] == EmbeddingRole.MAIN for i, o in enumerate(ours.owner) if ours.embedding[i] != EmbeddingRole.MAIN)
 
 
 def test_resource_handle_without_any_read_is_an_in_embedding():
@@ -77,4 +78,4 @@ def test_resource_handle_without_any_read_is_an_in_embedding():
     g.node.add(name="upd", op="AssignVariableOp", input=["h", "x"])
     slim, raw = _raw(g)
     embeddings.place_embeddings(slim, SlimGraphOptions(), *raw)
-    assert slim.embedding == [IN_EMBEDDING, MAIN, MAIN] and slim.owner[0] == 2
+    assert slim.embedding == [EmbeddingRole.IN_EMBEDDING, EmbeddingRole.MAIN, EmbeddingRole.MAIN] and slim.owner[0] == 2

@@ -20,9 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tensorboard.compat.proto import graph_pb2
 
-from tb_graph_plugin.graph import MAIN, build_slim_graph
+from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy
 from tb_graph_plugin.layout import Engine, LayoutEdge, LayoutGraph, LayoutNode, LayoutOptions, layout
+from tb_graph_plugin.wire import EmbeddingRole
 from tests.hierarchy.invariants import check_invariants
 
 SETTINGS = settings(max_examples=200, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
@@ -95,12 +96,12 @@ def test_random_graphdefs_build_and_keep_the_hierarchy_invariants(graph, options
     # every main op has exactly one parent group; the root has none
     n = h.n_ops
     for i in range(n):
-        if slim.embedding[i] == MAIN:
+        if slim.embedding[i] == EmbeddingRole.MAIN:
             assert h.parent(i) is not None and h.is_group(h.parent(i))
     assert h.parent(h.root.name) is None
     # children lists partition the main ops and groups below the root
     placed = list(itertools.chain.from_iterable(g.children for g in h.groups))
-    assert len(placed) == len(set(placed)) == sum(1 for r in slim.embedding if r == MAIN) + len(h.groups) - 1
+    assert len(placed) == len(set(placed)) == sum(1 for r in slim.embedding if r == EmbeddingRole.MAIN) + len(h.groups) - 1
     # metaedge sizes add up to the base edge sizes
     assert sum(me.size for g in h.groups for me in g.metaedges) == sum(slim.edge_size)
 
