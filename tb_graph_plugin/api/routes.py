@@ -15,7 +15,7 @@ from tensorboard.backend import http_util
 from werkzeug import wrappers
 
 from tb_graph_plugin import metadata, wire
-from tb_graph_plugin.api import compat, params, static_files
+from tb_graph_plugin.api import compat, limits, params, static_files, uploads
 from tb_graph_plugin.api.workers import JobHandle, WorkerPool
 from tb_graph_plugin.ingest import listing
 from tb_graph_plugin.ingest.store import GraphStore
@@ -121,8 +121,8 @@ class Routes:
         limit = self._store.upload_limit_bytes
         blob = request.stream.read(limit + 1)
         filename = request.args.get("filename") or "upload"
-        answer = self._store.add_upload(blob, filename)
-        return http_util.Respond(request, wire.to_json(answer), JSON_MIME)
+        body, mime = uploads.upload_impl(self._store, blob, filename)
+        return http_util.Respond(request, body, mime)
 
     @wrappers.Request.application
     @_json_errors
@@ -216,7 +216,7 @@ class Routes:
     def _graph_payload(self, ctx, eid, ref: wire.GraphRef, hierarchy_options) -> dict:
         """What a worker needs to build the graph: serialized protos, read on a pool thread."""
         graph = self._store.graph_def(ctx, eid, ref)
-        self._store.check_op_limit(graph, f"graph {ref.kind.value} of run {ref.run!r} tag {ref.tag!r}")
+        limits.check_op_limit(self._store, graph, f"graph {ref.kind.value} of run {ref.run!r} tag {ref.tag!r}")
         payload = {
             "graph": graph.SerializeToString(),
             "hierarchy_options": hierarchy_options,
