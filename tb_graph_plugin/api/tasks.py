@@ -137,9 +137,7 @@ def node_task(state: GraphState, args: dict, progress: Progress) -> str:
     progress("node", 0.9)
     h = state.hierarchy
     name = _node_name(h, args["name"])
-    details = node_details(h, name)
-    details.setdefault("version", wire.WIRE_VERSION)
-    return wire.to_json(details)
+    return wire.to_json(node_details(h, name))
 
 
 def search_task(state: GraphState, args: dict, progress: Progress) -> str:
