@@ -21,37 +21,11 @@ import json
 from typing import Any, Literal, Optional
 
 __all__ = [
-    "WIRE_VERSION",
-    "GraphKind",
-    "NodeKind",
-    "EdgeKind",
-    "EdgeKindCode",
-    "EmbeddingRole",
-    "JobState",
-    "Inferred",
-    "OMIT_NONE",
-    "GraphRef",
-    "StepListing",
-    "TagListing",
-    "RunListing",
-    "Listing",
-    "SceneNode",
-    "SceneEdge",
-    "Scene",
-    "SceneDelta",
-    "Job",
-    "NodeAttr",
-    "NodeIo",
-    "NodeDetails",
-    "SearchHit",
-    "SearchAnswer",
-    "UploadAnswer",
-    "ErrorAnswer",
-    "DiffStatus",
-    "DiffEntry",
-    "GraphDiff",
-    "to_json",
-    "to_plain",
+    "WIRE_VERSION", "GraphKind", "NodeKind", "EdgeKind", "EdgeKindCode", "EmbeddingRole",
+    "JobState", "Inferred", "OMIT_NONE", "GraphRef", "StepListing", "TagListing", "RunListing",
+    "Listing", "SceneNode", "SceneEdge", "Scene", "SceneDelta", "Job", "NodeAttr", "NodeIo",
+    "NodeDetails", "SearchHit", "SearchAnswer", "UploadAnswer", "ErrorAnswer", "DiffStatus",
+    "DiffEntry", "GraphDiff", "to_json", "to_plain"
 ]
 
 WIRE_VERSION = 1
