@@ -43,7 +43,7 @@ def _hierarchy(path: str):
 
 def graph_views(h, depth: int = 3, options=None):
     """Yield ``(view name, width, height, children)`` for every view of ``h`` (see module doc)."""
-    from tb_graph_plugin.api import wire
+    from tb_graph_plugin import wire
     from tb_graph_plugin.layout.scene import LayoutCache, SceneOptions, build_scene
     from tb_graph_plugin.layout.scene.first_view import first_view_expanded
 
@@ -72,7 +72,7 @@ def graph_views(h, depth: int = 3, options=None):
 def open_times(h, depth: int = 3) -> list[tuple[float, str, int]]:
     """``(seconds, group, children)`` of the one ``build_scene`` that opens each group at depth
     1..``depth`` with >= 2 children, its ancestors' layouts already cached (a fresh cache per group)."""
-    from tb_graph_plugin.api import wire
+    from tb_graph_plugin import wire
     from tb_graph_plugin.layout.scene import LayoutCache, build_scene
 
     ref = wire.GraphRef("bench", "open", wire.GraphKind.OP)

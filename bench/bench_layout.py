@@ -135,7 +135,7 @@ def scene_timings(path: str, split_max_children: int | None = None) -> None:
     ``split_max_children`` (default: the plugin's) large enough leaves wide groups unsplit, so
     the expand draws every child of the group, the work the stock tab does on its expand.
     """
-    from tb_graph_plugin.api import wire
+    from tb_graph_plugin import wire
     from tb_graph_plugin.layout.scene import LayoutCache, build_scene
 
     h = _hierarchy(path, split_max_children)

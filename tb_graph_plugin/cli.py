@@ -8,13 +8,13 @@ Subcommands (argparse subparsers; each registers itself in ``SUBCOMMANDS``):
   JSON.
 * ``tb-graph layout PATH [--run R] [--tag T] [--expand GROUP ...] [--format json|svg|dot]`` -
   lay out the graph for that expansion state (``layout.scene.build_scene``) and print the
-  scene as JSON (``api.wire.Scene``: absolute coordinates, y down), SVG or Graphviz DOT.
+  scene as JSON (``wire.Scene``: absolute coordinates, y down), SVG or Graphviz DOT.
 * ``tb-graph diff A B [--run R] [--tag T] [--step S] [--a-run R] [--b-step S] ... [--json]`` -
   the structural diff of graph B against graph A (``diff.diff_hierarchies``), each read like
   ``summary`` reads PATH (``--run/--tag/--step`` for both sides, ``--a-*``/``--b-*`` for one).
   Exit status as ``diff(1)``: 0 the graphs are the same, 1 they differ, 2 trouble. Prints one
   line per node not the same (``+ added``, ``- removed``, ``~ changed (fields)``) or, with
-  ``--json``, the ``api.wire.GraphDiff`` (``{"added": [...], "removed": [...], "changed": [...], ...}``).
+  ``--json``, the ``wire.GraphDiff`` (``{"added": [...], "removed": [...], "changed": [...], ...}``).
 
 Another subcommand is added with a ``_add_<name>(subparsers)`` function appended to
 ``SUBCOMMANDS`` that calls ``set_defaults(func=...)``.
@@ -84,7 +84,7 @@ def _add_summary(subparsers) -> None:
 
 
 def _layout(args) -> int:
-    from tb_graph_plugin.api import wire
+    from tb_graph_plugin import wire
     from tb_graph_plugin.graph import build_slim_graph
     from tb_graph_plugin.hierarchy import build_hierarchy
     from tb_graph_plugin.layout.export import scene_to_dot, scene_to_svg
@@ -125,7 +125,7 @@ def _add_layout(subparsers) -> None:
 
 
 def _diff(args) -> int:
-    from tb_graph_plugin.api import wire
+    from tb_graph_plugin import wire
     from tb_graph_plugin.diff import diff_hierarchies
     from tb_graph_plugin.graph import build_slim_graph
     from tb_graph_plugin.hierarchy import build_hierarchy

@@ -14,8 +14,8 @@ from tensorboard import errors, plugin_util
 from tensorboard.backend import http_util
 from werkzeug import wrappers
 
-from tb_graph_plugin import metadata
-from tb_graph_plugin.api import compat, params, static_files, wire
+from tb_graph_plugin import metadata, wire
+from tb_graph_plugin.api import compat, params, static_files, uploads
 from tb_graph_plugin.api.workers import JobHandle, WorkerPool
 from tb_graph_plugin.ingest import listing
 from tb_graph_plugin.ingest.store import GraphStore
@@ -121,8 +121,8 @@ class Routes:
         limit = self._store.upload_limit_bytes
         blob = request.stream.read(limit + 1)
         filename = request.args.get("filename") or "upload"
-        answer = self._store.add_upload(blob, filename)
-        return http_util.Respond(request, wire.to_json(answer), JSON_MIME)
+        body, mime = uploads.upload_impl(self._store, blob, filename)
+        return http_util.Respond(request, body, mime)
 
     @wrappers.Request.application
     @_json_errors

@@ -24,8 +24,10 @@ import gc
 from typing import Callable
 
 from tensorboard import errors
-from tb_graph_plugin.api import search, wire
-from tb_graph_plugin.ingest import parse, run_metadata, store
+
+from tb_graph_plugin import wire
+from tb_graph_plugin.api import limits, search
+from tb_graph_plugin.ingest import parse, run_metadata
 
 __all__ = ["GraphState", "TASKS"]
 
@@ -47,7 +49,7 @@ class GraphState:
         what = payload.get("what", "graph")
         graph_def = parse.parse_graph_def(payload["graph"], what)
         if payload.get("max_ops"):
-            store.check_op_limit(graph_def, what, payload["max_ops"])
+            limits.check_ops(graph_def, what, payload["max_ops"])
         progress("slim_graph", 0.2)
         self.slim = build_slim_graph(graph_def)
         progress("hierarchy", 0.45)
@@ -138,9 +140,7 @@ def node_task(state: GraphState, args: dict, progress: Progress) -> str:
     progress("node", 0.9)
     h = state.hierarchy
     name = _node_name(h, args["name"])
-    details = node_details(h, name)
-    details.setdefault("version", wire.WIRE_VERSION)
-    return wire.to_json(details)
+    return wire.to_json(node_details(h, name))
 
 
 def search_task(state: GraphState, args: dict, progress: Progress) -> str:

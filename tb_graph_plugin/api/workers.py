@@ -53,7 +53,7 @@ from typing import Callable, Hashable, Optional
 
 from tensorboard import errors
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 
 __all__ = ["WorkerPool", "JobHandle", "JobFailed", "QUICK_TASKS", "BUILD_STAGES"]
 

@@ -16,7 +16,8 @@ names.
 
 from __future__ import annotations
 
-from tb_graph_plugin.graph.model import MAIN, SlimGraph
+from tb_graph_plugin.graph.model import SlimGraph
+from tb_graph_plugin.wire import EmbeddingRole
 
 __all__ = ["index_names", "rename_namespace_clashes"]
 
@@ -40,9 +41,10 @@ def index_names(slim: SlimGraph) -> list[str]:
 
 def rename_namespace_clashes(slim: SlimGraph) -> int:
     names = slim.names
+    main = EmbeddingRole.MAIN
     # the scopes directly holding a MAIN op, then all their ancestors
     parents = {name[:j] for name, role in zip(names, slim.embedding)
-               if role == MAIN and (j := name.rfind("/")) > 0}
+               if role == main and (j := name.rfind("/")) > 0}
     namespaces = set()
     for scope in parents:
         j = len(scope)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_graph_plugin.graph.model import EDGE_CONTROL, EDGE_REFERENCE
+from tb_graph_plugin.wire import EdgeKindCode
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge
 
 __all__ = ["build_metaedges"]
@@ -81,8 +81,8 @@ def build_metaedges(h: Hierarchy) -> None:
     starts = ends - counts
     sizes = np.add.reduceat(np.asarray(slim.edge_size, dtype=np.int64)[members], starts)
     kind = np.asarray(slim.edge_kind, dtype=np.int64)
-    n_control = np.bincount(rank_of[kind == EDGE_CONTROL], minlength=len(keys))
-    n_reference = np.bincount(rank_of[kind == EDGE_REFERENCE], minlength=len(keys))
+    n_control = np.bincount(rank_of[kind == EdgeKindCode.CONTROL], minlength=len(keys))
+    n_reference = np.bincount(rank_of[kind == EdgeKindCode.REFERENCE], minlength=len(keys))
     heads = first[by_appearance]
     owners = par[a[heads]]
     edge_ids = members.tolist()

@@ -35,13 +35,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterator, Optional, Union
 
-from tb_graph_plugin.graph.model import MAIN, SlimGraph
+from tb_graph_plugin.graph.model import SlimGraph
+from tb_graph_plugin.wire import EdgeKind, EmbeddingRole, NodeKind
 
 __all__ = [
     "ROOT_NAME",
-    "KIND_OP",
-    "KIND_META",
-    "KIND_SERIES",
     "HierarchyOptions",
     "MetaEdge",
     "MetaNode",
@@ -50,9 +48,6 @@ __all__ = [
 ]
 
 ROOT_NAME = "__root__"
-KIND_OP = "op"
-KIND_META = "meta"
-KIND_SERIES = "series"
 
 NodeRef = Union[int, str]
 
@@ -116,11 +111,11 @@ class MetaEdge:
         return self.n_control == len(self.base_edges)
 
     @property
-    def kind(self) -> str:
-        """``control`` if only control edges, ``reference`` if any reference, else ``data``."""
+    def kind(self) -> EdgeKind:
+        """``CONTROL`` if only control edges, ``REFERENCE`` if any reference, else ``DATA``."""
         if self.n_control == len(self.base_edges):
-            return "control"
-        return "reference" if self.n_reference else "data"
+            return EdgeKind.CONTROL
+        return EdgeKind.REFERENCE if self.n_reference else EdgeKind.DATA
 
 
 @dataclasses.dataclass(eq=False)
@@ -149,7 +144,7 @@ class MetaNode:
     memory_bytes: Optional[int] = None
     profile_devices: dict[str, int] = dataclasses.field(default_factory=dict)
 
-    kind = KIND_META
+    kind = NodeKind.META
 
     @property
     def is_series(self) -> bool:
@@ -170,7 +165,7 @@ class SeriesNode(MetaNode):
     suffix: str = ""
     indices: list[int] = dataclasses.field(default_factory=list)  # member i has indices[i]
 
-    kind = KIND_SERIES
+    kind = NodeKind.SERIES
 
     @property
     def is_series(self) -> bool:
@@ -233,13 +228,12 @@ class Hierarchy:
             raise KeyError(f"{self.slim.names[i]!r} is an op, not a group")
         return self.groups[i - self.n_ops]
 
-    def kind(self, ref: NodeRef) -> str:
-        """``op``, ``meta``, ``series``, ``in_embedding`` or ``out_embedding``."""
+    def kind(self, ref: NodeRef) -> NodeKind:
+        """``OP``, ``META``, ``SERIES``, ``IN_EMBEDDING`` or ``OUT_EMBEDDING``."""
         i = self.id_of(ref)
         if i >= self.n_ops:
             return self.groups[i - self.n_ops].kind
-        emb = self.slim.embedding[i]
-        return KIND_OP if emb == MAIN else ("in_embedding" if emb == 1 else "out_embedding")
+        return EmbeddingRole(self.slim.embedding[i]).node_kind
 
     # ---- tree --------------------------------------------------------------------------
     def parent(self, ref: NodeRef) -> Optional[int]:

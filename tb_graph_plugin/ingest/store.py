@@ -18,11 +18,15 @@ upload         the in-memory upload store                    ``parse.parse_graph
 
 Post-condition: a second request for the same (experiment, run, tag, kind, step) does no
 reading or parsing; callers must not mutate what they get.
+
+The store returns data (protos, ``Upload`` records) and raises ``tensorboard.errors`` (the data
+provider's own vocabulary) or ``GraphTooLarge``; ``api/`` turns them into HTTP answers.
 """
 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import hashlib
 import threading
 from typing import Optional
@@ -31,11 +35,12 @@ from tensorboard import errors
 from tensorboard.compat.proto import graph_pb2
 
 from tb_graph_plugin import metadata
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.ingest import blobs, event_file, keras_model, parse, run_metadata
 from tb_graph_plugin.ingest.cache import LruCache
 
-__all__ = ["GraphStore", "GraphTooLargeError", "check_op_limit", "count_ops", "DEFAULT_CACHE_BYTES", "DEFAULT_UPLOAD_LIMIT_BYTES", "DEFAULT_MAX_OPS"]
+__all__ = ["GraphStore", "GraphTooLarge", "Upload", "check_op_limit", "count_ops", "DEFAULT_CACHE_BYTES",
+           "DEFAULT_UPLOAD_LIMIT_BYTES", "DEFAULT_MAX_OPS"]
 
 DEFAULT_CACHE_BYTES = 2 << 30
 DEFAULT_UPLOAD_LIMIT_BYTES = 256 << 20
@@ -46,18 +51,23 @@ _OP_GRAPH_NAMES = (metadata.RUN_METADATA, metadata.RUN_METADATA_WITH_GRAPH)
 _PROFILE_NAMES = (metadata.TAGGED_RUN_METADATA, metadata.RUN_METADATA)
 
 
-class GraphTooLargeError(errors.PublicError):
-    """A graph with more ops than the server's ``--graph_explorer_max_ops`` (HTTP 413)."""
-
-    error_code = "graph_too_large"
-    http_code = 413
+class GraphTooLarge(ValueError):
+    """A graph with more ops than the store's ``max_ops``: ``what`` it is, its ``ops``, the ``limit``."""
 
     def __init__(self, what: str, ops: int, limit: int):
-        super().__init__(
-            f"{what} has {ops:,} ops, more than this server's limit of {limit:,}; to open it, "
-            f"restart TensorBoard with --graph_explorer_max_ops={_raised(ops)} (the stock-compatible "
-            "/graph route still serves its GraphDef)"
-        )
+        super().__init__(f"{what} has {ops:,} ops, more than the limit of {limit:,}")
+        self.what, self.ops, self.limit = what, ops, limit
+
+
+@dataclasses.dataclass(frozen=True)
+class Upload:
+    """An uploaded graph the store keeps: the ``ref`` that opens it, its op count (function
+    library excluded), what was wrong but did not stop it, and what was opened."""
+
+    ref: wire.GraphRef
+    ops: int
+    warnings: list[str]
+    source: str  # "graph file", "run graph (step 0)", ...
 
 
 def count_ops(graph: graph_pb2.GraphDef) -> int:
@@ -65,17 +75,11 @@ def count_ops(graph: graph_pb2.GraphDef) -> int:
     return len(graph.node) + sum(len(f.node_def) for f in graph.library.function)
 
 
-def _raised(ops: int) -> int:
-    """A limit that admits ``ops``: rounded up to two significant digits."""
-    step = 10 ** max(len(str(ops)) - 2, 0)
-    return -(-ops // step) * step
-
-
 def check_op_limit(graph: graph_pb2.GraphDef, what: str, max_ops: int) -> None:
-    """Raise ``GraphTooLargeError`` when ``graph`` has more ops than ``max_ops``."""
+    """Raise ``GraphTooLarge`` when ``graph`` has more ops than ``max_ops``."""
     ops = count_ops(graph)
     if ops > max_ops:
-        raise GraphTooLargeError(what, ops, max_ops)
+        raise GraphTooLarge(what, ops, max_ops)
 
 
 def _size_of(value) -> int:
@@ -206,16 +210,18 @@ class GraphStore:
             ) from None
 
     def check_op_limit(self, graph: graph_pb2.GraphDef, what: str) -> None:
-        """Raise ``GraphTooLargeError`` when ``graph`` has more ops than ``max_ops``."""
+        """Raise ``GraphTooLarge`` when ``graph`` has more ops than ``max_ops``."""
         check_op_limit(graph, what, self.max_ops)
 
     # -- uploads --------------------------------------------------------------------------
 
-    def add_upload(self, blob: bytes, filename: str = "upload") -> wire.UploadAnswer:
+    def add_upload(self, blob: bytes, filename: str = "upload") -> Upload:
         """Parse an uploaded .pb/.pbtxt GraphDef or event file; keep it under a content-derived id.
 
         An event file (``*tfevents*``) is read record by record: corrupt records are skipped and
-        listed in the answer's ``warnings`` (see ``event_file``).
+        listed in the ``Upload``'s ``warnings`` (see ``event_file``). Raises
+        ``errors.InvalidArgumentError`` for a blob over ``upload_limit_bytes`` or that is no graph,
+        ``GraphTooLarge`` past ``max_ops`` (then nothing is kept).
         """
         if len(blob) > self.upload_limit_bytes:
             raise errors.InvalidArgumentError(
@@ -240,7 +246,7 @@ class GraphStore:
                 _, dropped = self._uploads.popitem(last=False)
                 self._upload_bytes -= dropped.ByteSize()
         ref = wire.GraphRef(run=metadata.UPLOAD_RUN, tag=upload_id, kind=wire.GraphKind.OP)
-        return wire.UploadAnswer(graph=ref, ops=len(graph.node), warnings=warnings, source=source)
+        return Upload(ref=ref, ops=len(graph.node), warnings=warnings, source=source)
 
     def _upload(self, upload_id: str) -> graph_pb2.GraphDef:
         with self._uploads_lock:

@@ -23,7 +23,7 @@ import dataclasses
 import re
 from typing import Optional
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 
 __all__ = ["PlacedText", "text_width", "attribute_first", "place_labels", "boxes_intersect"]
 

@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from tb_graph_plugin.api import faults, wire
+from tb_graph_plugin import wire
+from tb_graph_plugin.api import faults
 from tb_graph_plugin.api.workers import JobFailed, WorkerPool
 from tests.tb_app import OURS, TbApp
 

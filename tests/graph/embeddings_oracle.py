@@ -32,7 +32,8 @@ import re
 
 from tensorboard.compat.proto import graph_pb2, types_pb2
 
-from tb_graph_plugin.graph.model import EDGE_CONTROL, EDGE_DATA, EDGE_REFERENCE, SlimGraphOptions
+from tb_graph_plugin.graph.model import SlimGraphOptions
+from tb_graph_plugin.wire import EdgeKindCode
 
 MAIN, IN, OUT = "main", "in", "out"
 
@@ -55,11 +56,11 @@ def raw_edges(g: graph_pb2.GraphDef) -> list[tuple[int, int, int, int]]:
             if name not in first_id:
                 continue  # dangling: no edge
             if control:
-                kind = EDGE_CONTROL
+                kind = EdgeKindCode.CONTROL
             elif pos == 0 and node.op in REFERENCE_OPS:
-                kind = EDGE_REFERENCE
+                kind = EdgeKindCode.REFERENCE
             else:
-                kind = EDGE_DATA
+                kind = EdgeKindCode.DATA
             out.append((first_id[name], d, kind, -1 if control else int(port or 0)))
     return out
 
@@ -128,7 +129,7 @@ def owners(roles: list[str], edges) -> list[int | None]:
 
 def _size(g: graph_pb2.GraphDef, s: int, kind: int, port: int) -> int:
     node = g.node[s]
-    if kind == EDGE_CONTROL or "_output_shapes" not in node.attr:
+    if kind == EdgeKindCode.CONTROL or "_output_shapes" not in node.attr:
         return 1
     shapes = node.attr["_output_shapes"].list.shape
     if port >= len(shapes) or shapes[port].unknown_rank:

@@ -18,13 +18,14 @@ from hypothesis import strategies as st
 from tensorboard.compat.proto import graph_pb2, types_pb2
 
 from tb_graph_plugin.graph import build_slim_graph
-from tb_graph_plugin.graph.model import IN_EMBEDDING, MAIN, OUT_EMBEDDING, SlimGraphOptions
+from tb_graph_plugin.graph.model import SlimGraphOptions
+from tb_graph_plugin.wire import EmbeddingRole
 from tests.graph import embeddings_oracle as oracle
 
 OPS = ["Relu", "MatMul", "NoOp", "Const", "prim::GetAttr", "prim::ListConstruct",
        "ScalarSummary", "HistogramSummary", "_Arg", "ReadVariableOp", "AssignVariableOp", "VarHandleOp",
        "Assign"]
-ROLE = {MAIN: oracle.MAIN, IN_EMBEDDING: oracle.IN, OUT_EMBEDDING: oracle.OUT}
+ROLE = {EmbeddingRole.MAIN: oracle.MAIN, EmbeddingRole.IN_EMBEDDING: oracle.IN, EmbeddingRole.OUT_EMBEDDING: oracle.OUT}
 
 
 @st.composite
@@ -78,9 +79,9 @@ def test_a_const_read_only_by_an_ownerless_const_joins_it_only_when_that_one_com
     # `feeder` sits beside it; in the other order `feeder` is resolved first, finds nothing yet,
     # and both stay main with an edge between them.
     slim = build_slim_graph(_graph(("c", "Const", ["feeder"]), ("feeder", "Const", []), ("x", "Relu", [])))
-    assert slim.embedding == [MAIN, IN_EMBEDDING, MAIN] and slim.owner[1] == 0 and slim.n_edges == 0
+    assert slim.embedding == [EmbeddingRole.MAIN, EmbeddingRole.IN_EMBEDDING, EmbeddingRole.MAIN] and slim.owner[1] == 0 and slim.n_edges == 0
     slim = build_slim_graph(_graph(("feeder", "Const", []), ("c", "Const", ["feeder"]), ("x", "Relu", [])))
-    assert slim.embedding == [MAIN, MAIN, MAIN] and list(zip(slim.edge_src, slim.edge_dst)) == [(0, 1)]
+    assert slim.embedding == [EmbeddingRole.MAIN, EmbeddingRole.MAIN, EmbeddingRole.MAIN] and list(zip(slim.edge_src, slim.edge_dst)) == [(0, 1)]
 
 
 def test_resource_handle_without_any_read_is_an_in_embedding():
@@ -90,7 +91,7 @@ def test_resource_handle_without_any_read_is_an_in_embedding():
     g.node.add(name="x", op="Placeholder")
     g.node.add(name="upd", op="AssignVariableOp", input=["h", "x"])
     slim = build_slim_graph(g)
-    assert slim.embedding == [IN_EMBEDDING, MAIN, MAIN] and slim.owner[0] == 2
+    assert slim.embedding == [EmbeddingRole.IN_EMBEDDING, EmbeddingRole.MAIN, EmbeddingRole.MAIN] and slim.owner[0] == 2
 
 
 # ------------------------------------------------------------------ small real graphs, by hand
@@ -98,7 +99,7 @@ def test_resource_handle_without_any_read_is_an_in_embedding():
 
 def _by_name(slim):
     name = slim.original_names
-    owners = {name[i]: name[o] for i, o in enumerate(slim.owner) if slim.embedding[i] != MAIN}
+    owners = {name[i]: name[o] for i, o in enumerate(slim.owner) if slim.embedding[i] != EmbeddingRole.MAIN}
     edges = [(name[s], name[d]) for s, d in zip(slim.edge_src, slim.edge_dst)]
     listed = {name[m]: [name[e] for e in es] for m, es in slim.in_embeddings.items()}
     return owners, edges, listed

@@ -31,7 +31,7 @@ from hypothesis import errors as hypothesis_errors
 from hypothesis import strategies as st
 from tensorboard import errors
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import build_hierarchy
 from tb_graph_plugin.ingest import keras_model, local, parse, run_metadata

@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tensorboard.compat.proto import graph_pb2
 
-from tb_graph_plugin.graph import MAIN, build_slim_graph
-from tb_graph_plugin.graph.model import EDGE_CONTROL, EDGE_DATA, EDGE_REFERENCE, IN_EMBEDDING, OUT_EMBEDDING
+from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy
 from tb_graph_plugin.layout import Engine, LayoutEdge, LayoutGraph, LayoutNode, LayoutOptions, layout
+from tb_graph_plugin.wire import EdgeKindCode, EmbeddingRole
 from tests.hierarchy.invariants import check_invariants
 
 SETTINGS = settings(max_examples=200, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
@@ -96,12 +96,12 @@ def test_random_graphdefs_build_and_keep_the_hierarchy_invariants(graph, options
     # every main op has exactly one parent group; the root has none
     n = h.n_ops
     for i in range(n):
-        if slim.embedding[i] == MAIN:
+        if slim.embedding[i] == EmbeddingRole.MAIN:
             assert h.parent(i) is not None and h.is_group(h.parent(i))
     assert h.parent(h.root.name) is None
     # children lists partition the main ops and groups below the root
     placed = list(itertools.chain.from_iterable(g.children for g in h.groups))
-    assert len(placed) == len(set(placed)) == sum(1 for r in slim.embedding if r == MAIN) + len(h.groups) - 1
+    assert len(placed) == len(set(placed)) == sum(1 for r in slim.embedding if r == EmbeddingRole.MAIN) + len(h.groups) - 1
     # metaedge sizes add up to the base edge sizes
     assert sum(me.size for g in h.groups for me in g.metaedges) == sum(slim.edge_size)
 
@@ -121,7 +121,7 @@ def _account_for_inputs(graph, slim):
     role, owner = slim.embedding, slim.owner
 
     def main_of(v):
-        return v if role[v] == MAIN else owner[v]
+        return v if role[v] == EmbeddingRole.MAIN else owner[v]
 
     base, dangling, reasons = [], [], {}
 
@@ -136,18 +136,18 @@ def _account_for_inputs(graph, slim):
                 count("dangling")
                 continue
             s = first[name]
-            kind = EDGE_CONTROL if text.startswith("^") else (
-                EDGE_REFERENCE if pos == 0 and node.op in REFERENCE_OPS else EDGE_DATA)
-            if role[s] == MAIN and role[d] == MAIN:
+            kind = EdgeKindCode.CONTROL if text.startswith("^") else (
+                EdgeKindCode.REFERENCE if pos == 0 and node.op in REFERENCE_OPS else EdgeKindCode.DATA)
+            if role[s] == EmbeddingRole.MAIN and role[d] == EmbeddingRole.MAIN:
                 base.append((s, d, kind))
                 count("base edge")
-            elif role[s] == IN_EMBEDDING:
+            elif role[s] == EmbeddingRole.IN_EMBEDDING:
                 assert s in slim.in_embeddings[main_of(d)]
                 count("in-embedding listed beside the op it feeds")
-            elif role[d] == OUT_EMBEDDING and role[s] == MAIN and owner[d] == s:
+            elif role[d] == EmbeddingRole.OUT_EMBEDDING and role[s] == EmbeddingRole.MAIN and owner[d] == s:
                 assert d in slim.out_embeddings[s]
                 count("out-embedding listed beside its producer")
-            elif role[s] == OUT_EMBEDDING and role[d] != MAIN:
+            elif role[s] == EmbeddingRole.OUT_EMBEDDING and role[d] != EmbeddingRole.MAIN:
                 count("out-embedding into an embedding")
             elif main_of(s) == main_of(d):
                 count("inside one op's embeddings")

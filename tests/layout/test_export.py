@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import pygraphviz
 import pytest
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.layout.export import EXPORTERS, scene_to_dot, scene_to_svg
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -25,7 +25,7 @@ neighbour's name.
 
 from __future__ import annotations
 
-from tb_graph_plugin.api.wire import NodeKind
+from tb_graph_plugin.wire import EdgeKind, NodeKind
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.placed import Annex, Annexes
 
@@ -74,7 +74,8 @@ def annotate_extracted(h, gid: int, side: set, floated: set, bounds, o: SceneOpt
                   edges=list(edges)))
     for (child, col), edges in more.items():
         kinds = {e[0] for e in edges}
-        kind = "data" if "data" in kinds else ("reference" if "reference" in kinds else "control")
+        kind = (EdgeKind.DATA if EdgeKind.DATA in kinds
+                else (EdgeKind.REFERENCE if EdgeKind.REFERENCE in kinds else EdgeKind.CONTROL))
         merged = (kind, sum(e[1] for e in edges), sum(e[2] for e in edges), None)
         name = f"{h.name_of(child)}/__ann_{'in' if col == _IN else 'out'}__/+more"
         annexes.setdefault(child, ([], []))[col].append(

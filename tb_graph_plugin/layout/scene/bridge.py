@@ -17,6 +17,8 @@ from __future__ import annotations
 import dataclasses
 import weakref
 
+from tb_graph_plugin.wire import EdgeKind, EdgeKindCode
+
 __all__ = ["BoundaryEdge", "boundary_edges"]
 
 
@@ -31,10 +33,10 @@ class BoundaryEdge:
     n_reference: int = 0
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> EdgeKind:
         if self.n_control == len(self.base_edges):
-            return "control"
-        return "reference" if self.n_reference else "data"
+            return EdgeKind.CONTROL
+        return EdgeKind.REFERENCE if self.n_reference else EdgeKind.DATA
 
 
 _MEMO: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -89,6 +91,7 @@ def boundary_edges(h, gid: int) -> list[BoundaryEdge]:
         return found
 
     out: dict[tuple[bool, int, int], BoundaryEdge] = {}
+    control, reference = EdgeKindCode.CONTROL, EdgeKindCode.REFERENCE
     for incoming, outer, e in raw:
         inner = child_in_group(slim.edge_dst[e] if incoming else slim.edge_src[e])
         key = (incoming, inner, outer)
@@ -98,8 +101,8 @@ def boundary_edges(h, gid: int) -> list[BoundaryEdge]:
         be.base_edges.append(e)
         be.size += slim.edge_size[e]
         kind = slim.edge_kind[e]
-        be.n_control += kind == 1
-        be.n_reference += kind == 2
+        be.n_control += kind == control
+        be.n_reference += kind == reference
     result = list(out.values())
     memo[gid] = result
     return result

@@ -20,7 +20,7 @@ import time
 import weakref
 from typing import Iterable, Optional
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.hierarchy.split import is_artificial
 from tb_graph_plugin.layout.scene.group import GroupLayout, layout_group
 from tb_graph_plugin.layout.scene.options import SceneOptions
@@ -180,7 +180,7 @@ def build_scene(h, graph_ref: wire.GraphRef, expanded: Iterable[str] = (), optio
                 shape = h.slim.shape_of(h.slim.edge_src[e.base_edge], h.slim.edge_output[e.base_edge])
             edges.append(wire.SceneEdge(
                 source=e.source, target=e.target, points=[[x + ox, y + oy] for x, y in e.points],
-                kind=wire.EdgeKind(e.kind), width=edge_width(e.size, options),
+                kind=e.kind, width=edge_width(e.size, options),
                 label=shape_label(e.count, shape), count=e.count, reversed=e.reversed))
     ordered = sorted(visible - {root}, key=lambda g: h.name_of(g))
     stats = {

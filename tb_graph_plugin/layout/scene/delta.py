@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from typing import Iterable, Optional
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.layout.scene.compose import LayoutCache, build_scene, cache_for
 from tb_graph_plugin.layout.scene.options import SceneOptions
 

@@ -26,7 +26,7 @@ beside the first consumer, keeps the original's name; the other copies are
 
 from __future__ import annotations
 
-from tb_graph_plugin.api.wire import NodeKind
+from tb_graph_plugin.wire import NodeKind
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.placed import Annex, Annexes
 

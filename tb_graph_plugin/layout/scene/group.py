@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from tb_graph_plugin.api.wire import NodeKind
+from tb_graph_plugin.wire import NodeKind
 from tb_graph_plugin.layout import LayoutEdge, LayoutGraph, LayoutNode, layout
 from tb_graph_plugin.layout.geometry import attach_ends
 from tb_graph_plugin.layout.model import RankDir

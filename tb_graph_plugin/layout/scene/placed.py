@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from tb_graph_plugin.api.wire import NodeKind
+from tb_graph_plugin.wire import NodeKind
 from tb_graph_plugin.layout.geometry import attach_ends
 from tb_graph_plugin.layout.scene.options import SceneOptions
 
@@ -167,7 +167,7 @@ def spread(ideal: list[float], size: float, lo: float, hi: float) -> list[float]
 def kind_of(h):
     def kind(c):
         k = h.kind(c)
-        return {"op": NodeKind.OP, "meta": NodeKind.META, "series": NodeKind.SERIES}.get(k, NodeKind.OP)
+        return k if k in (NodeKind.META, NodeKind.SERIES) else NodeKind.OP  # an embedding drawn as an op
     return kind
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-from tb_graph_plugin.api.wire import NodeKind
+from tb_graph_plugin.wire import NodeKind
 from tb_graph_plugin.layout.geometry import attach_ends
 from tb_graph_plugin.layout.model import RankDir
 from tb_graph_plugin.layout.scene.bridge import boundary_edges
