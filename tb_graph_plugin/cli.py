@@ -16,6 +16,9 @@ Subcommands (argparse subparsers; each registers itself in ``SUBCOMMANDS``):
   line per node not the same (``+ added``, ``- removed``, ``~ changed (fields)``) or, with
   ``--json``, the ``wire.GraphDiff`` (``{"added": [...], "removed": [...], "changed": [...], ...}``).
 
+Run as a program (``main()`` without arguments), the CLI reads logs with TensorBoard's TensorFlow
+stub and never imports TensorFlow (``_without_tensorflow``): importing it costs 4-8 s.
+
 Another subcommand is added with a ``_add_<name>(subparsers)`` function appended to
 ``SUBCOMMANDS`` that calls ``set_defaults(func=...)``.
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import types
 from typing import Callable, Optional, Sequence
 
 __all__ = ["main", "build_parser", "load_graph_def", "SUBCOMMANDS"]
@@ -186,7 +190,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _without_tensorflow() -> None:
+    """Make this process read logs with TensorBoard's TensorFlow stub, unless TF is already loaded.
+
+    ``tensorboard.compat.tf`` resolves to ``tensorboard.compat.tensorflow_stub`` when the module
+    ``tensorboard.compat.notf`` can be imported (the switch of TensorBoard's own
+    ``//tensorboard/compat:no_tensorflow`` build target); we register an empty one. Two costs of
+    the stub are then avoided: its ``gfile`` imports ``botocore``/``boto3`` and ``fsspec`` when
+    installed (0.3 s here) to offer ``s3://`` and fsspec URLs, which the CLI never reads
+    (``ingest.local.open_logs`` takes existing local paths only), so they are blocked; and its
+    record reader checks CRCs in pure Python (0.2 s per MB), so it gets ``ingest.crc32c``'s.
+
+    Pre-condition: called before anything resolved ``tensorboard.compat.tf``. Changes this whole
+    process: only for the program itself, never when ``main`` is called from other code.
+    """
+    if sys.modules.get("tensorflow") is not None:  # already paid for: TensorBoard's normal choice
+        return
+    for name in ("tensorboard.compat.notf", "botocore", "boto3", "fsspec"):
+        if name not in sys.modules:
+            sys.modules[name] = types.ModuleType(name) if name.endswith("notf") else None
+    from tensorboard.compat.tensorflow_stub import pywrap_tensorflow
+
+    from tb_graph_plugin.ingest.crc32c import masked_crc32c
+
+    pywrap_tensorflow.masked_crc32c = masked_crc32c  # the stub's PyRecordReader_New calls it
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the CLI on ``argv``; without it (the program itself) on ``sys.argv``, TensorFlow-free."""
+    if argv is None:
+        _without_tensorflow()
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
