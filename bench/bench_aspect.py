@@ -1,4 +1,4 @@
-"""Aspect bench (issue 11): open every group of the corpus graphs to depth 3 and print the worst
+"""Aspect bench: open every group of the corpus graphs to depth 3 and print the worst
 aspect ratios of what the user sees.
 
     python -m bench.bench_aspect RUN_DIR [RUN_DIR ...] [--depth 3] [--worst 10] [--limit 10]
@@ -13,7 +13,7 @@ Views, per graph, each built with :func:`tb_graph_plugin.layout.scene.build_scen
   ancestors: the opened group's own box (the view a user zooms to after a double-click).
 
 The aspect of a ``w x h`` box is ``max(w, h) / min(w, h)``; a view is *outside* when it exceeds 10
-(the issue's 1:10..10:1). Prints one line per graph (views, outside, worst, seconds) and the
+(every view should stay within 1:10..10:1). Prints one line per graph (views, outside, worst, seconds) and the
 ``--worst`` worst views overall.
 """
 
@@ -43,7 +43,7 @@ def _hierarchy(path: str):
 
 def graph_views(h, depth: int = 3, options=None):
     """Yield ``(view name, width, height, children)`` for every view of ``h`` (see module doc)."""
-    from tb_graph_plugin.api import wire
+    from tb_graph_plugin import wire
     from tb_graph_plugin.layout.scene import LayoutCache, SceneOptions, build_scene
     from tb_graph_plugin.layout.scene.first_view import first_view_expanded
 
@@ -72,7 +72,7 @@ def graph_views(h, depth: int = 3, options=None):
 def open_times(h, depth: int = 3) -> list[tuple[float, str, int]]:
     """``(seconds, group, children)`` of the one ``build_scene`` that opens each group at depth
     1..``depth`` with >= 2 children, its ancestors' layouts already cached (a fresh cache per group)."""
-    from tb_graph_plugin.api import wire
+    from tb_graph_plugin import wire
     from tb_graph_plugin.layout.scene import LayoutCache, build_scene
 
     ref = wire.GraphRef("bench", "open", wire.GraphKind.OP)

@@ -1,4 +1,4 @@
-"""``/diff`` time on big graphs (issue 13): the structural diff of two built Hierarchies.
+"""``/diff`` time on big graphs: the structural diff of two built Hierarchies.
 
 Usage::
 
@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tb_graph_plugin.api import wire  # noqa: E402
+from tb_graph_plugin import wire  # noqa: E402
 from tb_graph_plugin.diff import diff_hierarchies  # noqa: E402
 from tb_graph_plugin.graph import build_slim_graph  # noqa: E402
 from tb_graph_plugin.hierarchy import build_hierarchy  # noqa: E402

@@ -23,7 +23,8 @@ count (any status other than 200/202, or an exception: must be 0), and the serve
 ``VmHWM`` (peak RSS) of the tensorboard process and of each worker child from
 ``/proc/<pid>/status``, plus the peak of the summed ``VmRSS`` sampled every 0.2 s.
 
-*Memory mode* (``--distinct-uploads N``, issue 15): one client opens N different graphs one after
+*Memory mode* (``--distinct-uploads N``: memory stays within ``--graph_explorer_cache_mb`` plus a
+stated overhead): one client opens N different graphs one after
 another, as a user trying many models would: each a fresh ``--ops``-op GraphDef (distinct names,
 a chain of blocks with attrs), uploaded, then ``/scene`` (first view), ``/search`` and ``/node``.
 The server runs with ``--graph_explorer_cache_mb``; printed: the baseline (TensorBoard + idle

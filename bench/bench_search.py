@@ -1,4 +1,4 @@
-"""/search time on big graphs (issue 15): RE2 over every name, worst patterns included.
+"""/search time on big graphs: [RE2] (docs/references.md) over every name, worst patterns included.
 
 Usage::
 

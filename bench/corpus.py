@@ -167,7 +167,42 @@ def write_torch_transformer(outdir: Path, layers: int | None = None) -> Path:
     return lw.write_torch_transformer(outdir, layers=layers, run_name=_run_dir(outdir, "torch_transformer", layers).name)
 
 
+def write_keras_transformer_towers(outdir: Path, layers: int | None = None) -> Path:
+    """``--layers`` towers (default 7) of the 128-layer transformer training step in one run
+    graph (~141k ops each: 7 make ~1M), as a TF1 multi-tower training graph has them: each
+    tower's ops under ``tower_<k>/``, one function library. Built from the 128-layer trace
+    (written first into ``outdir`` unless there) and written with ``tf.summary.graph``."""
+    lw._quiet_tf()
+    import tensorflow as tf
+    from tensorboard.compat.proto import graph_pb2
+
+    from tb_graph_plugin.ingest.local import load_graph_def_from_path
+
+    towers = layers or 7
+    base_dir = Path(outdir) / "keras_transformer_train_step_trace_L128"
+    if not base_dir.exists():
+        write_keras_transformer_train_step_trace(Path(outdir), layers=128)
+    one = load_graph_def_from_path(str(base_dir))
+    graph = graph_pb2.GraphDef()
+    graph.versions.CopyFrom(one.versions)
+    graph.library.CopyFrom(one.library)
+    for k in range(towers):
+        prefix = f"tower_{k}/"
+        for node in one.node:
+            new = graph.node.add()
+            new.CopyFrom(node)
+            new.name = prefix + node.name
+            new.input[:] = [("^" + prefix + i[1:]) if i.startswith("^") else prefix + i for i in node.input]
+    run = _run_dir(outdir, "keras_transformer_towers", layers)
+    writer = tf.summary.create_file_writer(str(run))
+    with writer.as_default():
+        tf.summary.graph(tf.compat.v1.GraphDef.FromString(graph.SerializeToString()))
+    writer.close()
+    return run
+
+
 CORPUS_KINDS: dict[str, Callable[..., Path]] = {
+    "keras_transformer_towers": write_keras_transformer_towers,
     "keras_mobilenetv2_trace": write_keras_mobilenetv2_trace,
     "keras_resnet50_trace": write_keras_resnet50_trace,
     "keras_inceptionv3_trace": write_keras_inceptionv3_trace,

@@ -64,13 +64,13 @@ def _slim_digest(slim) -> str:
 
 
 def _scene_digest(scene) -> str:
-    from tb_graph_plugin.api import wire
+    from tb_graph_plugin import wire
 
     return _digest(_untimed(wire.to_plain(scene)))
 
 
 def _graphs(path: str) -> Iterable[tuple[str, Any]]:
-    from tb_graph_plugin.api import wire
+    from tb_graph_plugin import wire
     from tb_graph_plugin.ingest.local import open_logs
 
     logs = open_logs(path)

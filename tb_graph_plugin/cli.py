@@ -8,13 +8,16 @@ Subcommands (argparse subparsers; each registers itself in ``SUBCOMMANDS``):
   JSON.
 * ``tb-graph layout PATH [--run R] [--tag T] [--expand GROUP ...] [--format json|svg|dot]`` -
   lay out the graph for that expansion state (``layout.scene.build_scene``) and print the
-  scene as JSON (``api.wire.Scene``: absolute coordinates, y down), SVG or Graphviz DOT.
+  scene as JSON (``wire.Scene``: absolute coordinates, y down), SVG or Graphviz DOT.
 * ``tb-graph diff A B [--run R] [--tag T] [--step S] [--a-run R] [--b-step S] ... [--json]`` -
   the structural diff of graph B against graph A (``diff.diff_hierarchies``), each read like
   ``summary`` reads PATH (``--run/--tag/--step`` for both sides, ``--a-*``/``--b-*`` for one).
   Exit status as ``diff(1)``: 0 the graphs are the same, 1 they differ, 2 trouble. Prints one
   line per node not the same (``+ added``, ``- removed``, ``~ changed (fields)``) or, with
-  ``--json``, the ``api.wire.GraphDiff`` (``{"added": [...], "removed": [...], "changed": [...], ...}``).
+  ``--json``, the ``wire.GraphDiff`` (``{"added": [...], "removed": [...], "changed": [...], ...}``).
+
+Run as a program (``main()`` without arguments), the CLI reads logs with TensorBoard's TensorFlow
+stub and never imports TensorFlow (``_without_tensorflow``): importing it costs 4-8 s.
 
 Another subcommand is added with a ``_add_<name>(subparsers)`` function appended to
 ``SUBCOMMANDS`` that calls ``set_defaults(func=...)``.
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import types
 from typing import Callable, Optional, Sequence
 
 __all__ = ["main", "build_parser", "load_graph_def", "SUBCOMMANDS"]
@@ -84,7 +88,7 @@ def _add_summary(subparsers) -> None:
 
 
 def _layout(args) -> int:
-    from tb_graph_plugin.api import wire
+    from tb_graph_plugin import wire
     from tb_graph_plugin.graph import build_slim_graph
     from tb_graph_plugin.hierarchy import build_hierarchy
     from tb_graph_plugin.layout.export import scene_to_dot, scene_to_svg
@@ -125,7 +129,7 @@ def _add_layout(subparsers) -> None:
 
 
 def _diff(args) -> int:
-    from tb_graph_plugin.api import wire
+    from tb_graph_plugin import wire
     from tb_graph_plugin.diff import diff_hierarchies
     from tb_graph_plugin.graph import build_slim_graph
     from tb_graph_plugin.hierarchy import build_hierarchy
@@ -186,7 +190,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _without_tensorflow() -> None:
+    """Make this process read logs with TensorBoard's TensorFlow stub, unless TF is already loaded.
+
+    ``tensorboard.compat.tf`` resolves to ``tensorboard.compat.tensorflow_stub`` when the module
+    ``tensorboard.compat.notf`` can be imported (the switch of TensorBoard's own
+    ``//tensorboard/compat:no_tensorflow`` build target); we register an empty one. Two costs of
+    the stub are then avoided: its ``gfile`` imports ``botocore``/``boto3`` and ``fsspec`` when
+    installed (0.3 s here) to offer ``s3://`` and fsspec URLs, which the CLI never reads
+    (``ingest.local.open_logs`` takes existing local paths only), so they are blocked; and its
+    record reader checks CRCs in pure Python (0.2 s per MB), so it gets ``ingest.crc32c``'s.
+
+    Pre-condition: called before anything resolved ``tensorboard.compat.tf``. Changes this whole
+    process: only for the program itself, never when ``main`` is called from other code.
+    """
+    if sys.modules.get("tensorflow") is not None:  # already paid for: TensorBoard's normal choice
+        return
+    for name in ("tensorboard.compat.notf", "botocore", "boto3", "fsspec"):
+        if name not in sys.modules:
+            sys.modules[name] = types.ModuleType(name) if name.endswith("notf") else None
+    from tensorboard.compat.tensorflow_stub import pywrap_tensorflow
+
+    from tb_graph_plugin.ingest.crc32c import masked_crc32c
+
+    pywrap_tensorflow.masked_crc32c = masked_crc32c  # the stub's PyRecordReader_New calls it
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the CLI on ``argv``; without it (the program itself) on ``sys.argv``, TensorFlow-free."""
+    if argv is None:
+        _without_tensorflow()
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -7,7 +7,7 @@ The data names are those of TensorBoard's built-in Graphs plugin
 PLUGIN_NAME = "graph_explorer"
 TAB_NAME = "Graph Explorer"
 
-# Data plugin names written by the graph writers (see TENSORBOARD_GRAPH_INTERNALS.md, section 1).
+# Data plugin names written by the graph writers ([TB-SRC] ``plugins/graph/metadata.py``, docs/references.md).
 RUN_GRAPH = "graphs"  # Event.graph_def: TF1 FileWriter.add_graph, PyTorch add_graph
 RUN_GRAPH_TAG = "__run_graph__"
 RUN_METADATA = "graph_run_metadata"  # trace_export with profiler: graph + step stats

@@ -9,7 +9,8 @@ writes one run directory under ``outdir`` and returns its path. Run each kind in
 
 Post-conditions (checked by ``tests/test_logwriters.py`` through ``MultiplexerDataProvider``):
 ``EXPECTED[kind]`` maps each run name (relative to ``outdir``) to the data plugin names and tags it
-holds. The plugin names and tags follow ``TENSORBOARD_GRAPH_INTERNALS.md`` section 1 and 5.
+holds. The plugin names and tags follow [TB-SRC] (``plugins/graph/metadata.py``,
+docs/references.md) and what the writers were observed to write (TF 2.21, Keras 3.15, torch 2.13).
 
 Heavy imports (tensorflow, keras, torch) happen inside the writer functions so that importing
 this module (e.g. from ``conftest.py``) stays cheap.
@@ -36,7 +37,7 @@ __all__ = [
     "main",
 ]
 
-#: Data plugin names of graph data (internals brief, section 1).
+#: Data plugin names of graph data ([TB-SRC] ``plugins/graph/metadata.py``, docs/references.md).
 RUN_GRAPH = "graphs"
 OP_GRAPH = "graph_run_metadata_graph"
 PROFILE = "graph_run_metadata"

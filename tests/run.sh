@@ -14,7 +14,8 @@ fi
 # The plugin (editable) with its test extras: TensorFlow, PyTorch 2.13.0 (CPU), pytest, Playwright.
 python -m pip install -q -e ".[test]"
 
-# The frontend toolchain, for the test that checks the committed bundle is not stale.
+# The frontend toolchain, for the tests that check the committed bundle is not stale and that
+# the sources type-check (`tsc --noEmit`).
 if [ -f frontend/package-lock.json ]; then
   (cd frontend && npm ci --no-audit --no-fund --loglevel=error)
 fi

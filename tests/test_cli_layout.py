@@ -1,4 +1,4 @@
-"""``tb-graph layout``: the scene for an expansion state, without a server (issue 4, item 6)."""
+"""``tb-graph layout``: the scene for an expansion state, without a server."""
 
 from __future__ import annotations
 

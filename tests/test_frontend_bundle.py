@@ -2,13 +2,14 @@
 ``tb_graph_plugin/static/scene_worker.js`` (the scene worker) are exactly what ``frontend/`` builds.
 
 Rebuilds the frontend into a temporary folder (``npm ci`` first when ``node_modules`` is missing)
-and compares bytes, so a source change without ``npm run build`` fails here. Also checks the
-wire-format mirror ``frontend/src/api/types.ts`` against ``tb_graph_plugin/api/wire.py``.
+and compares bytes, so a source change without ``npm run build`` fails here. Also type-checks the
+sources with the project's TypeScript compiler (``tsc --noEmit``), as CI does; the wire-format
+mirror ``frontend/src/api/types.ts`` is checked against ``tb_graph_plugin/wire.py`` in
+``test_wire_mirror.py``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shutil
 import subprocess
@@ -16,13 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from tb_graph_plugin.api import wire
-
 REPO = Path(__file__).resolve().parent.parent
 FRONTEND = REPO / "frontend"
 BUNDLE = REPO / "tb_graph_plugin" / "static" / "index.js"
 WORKER = REPO / "tb_graph_plugin" / "static" / "scene_worker.js"
-TYPES_TS = FRONTEND / "src" / "api" / "types.ts"
+TSC = FRONTEND / "node_modules" / ".bin" / "tsc"
 
 
 def _npm() -> str:
@@ -31,11 +30,16 @@ def _npm() -> str:
     return npm
 
 
+def _npm_ci_once() -> None:
+    """``npm ci`` when ``node_modules`` lacks the build's or the type check's tools."""
+    if not (FRONTEND / "node_modules" / "esbuild").is_dir() or not TSC.is_file():
+        subprocess.run([_npm(), "ci", "--no-audit", "--no-fund"], cwd=FRONTEND, check=True, timeout=600)
+
+
 @pytest.fixture(scope="module")
 def fresh_build(tmp_path_factory):
     """The folder ``node build.mjs`` wrote: index.js and scene_worker.js."""
-    if not (FRONTEND / "node_modules" / "esbuild").is_dir():
-        subprocess.run([_npm(), "ci", "--no-audit", "--no-fund"], cwd=FRONTEND, check=True, timeout=600)
+    _npm_ci_once()
     out = tmp_path_factory.mktemp("bundle") / "index.js"
     subprocess.run(["node", "build.mjs", str(out)], cwd=FRONTEND, check=True, timeout=300)
     return out.parent
@@ -74,34 +78,11 @@ def test_bundle_is_one_es_module_exporting_render(fresh_bundle):
     assert "http://" not in text and "https://" not in text.replace("https://www.w3.org", ""), "no external URLs (CSP)"
 
 
-def _ts_interface_fields(source: str, name: str) -> list[str]:
-    m = re.search(r"export interface %s \{(.*?)\n\}" % name, source, re.S)
-    assert m, f"interface {name} missing from types.ts"
-    return re.findall(r"^\s+(\w+)\??:", m.group(1), re.M)
-
-
-@pytest.mark.parametrize(
-    "cls",
-    [wire.GraphRef, wire.StepListing, wire.TagListing, wire.RunListing, wire.Listing, wire.SceneNode,
-     wire.SceneEdge, wire.Scene, wire.SceneDelta, wire.Job, wire.NodeDetails, wire.SearchHit,
-     wire.UploadAnswer, wire.ErrorAnswer, wire.DiffEntry, wire.GraphDiff],
-    ids=lambda c: c.__name__,
-)
-def test_types_ts_mirrors_wire_field_for_field(cls):
-    source = TYPES_TS.read_text(encoding="utf-8")
-    assert _ts_interface_fields(source, cls.__name__) == [f.name for f in dataclasses.fields(cls)]
-
-
-@pytest.mark.parametrize("enum_cls,ts_name", [(wire.GraphKind, "GraphKind"), (wire.NodeKind, "NodeKind"),
-                                               (wire.EdgeKind, "EdgeKind"), (wire.JobState, "JobState"),
-                                               (wire.DiffStatus, "DiffStatus")])
-def test_types_ts_mirrors_wire_enums(enum_cls, ts_name):
-    source = TYPES_TS.read_text(encoding="utf-8")
-    m = re.search(r"export type %s = ([^;]+);" % ts_name, source)
-    assert m, ts_name
-    assert re.findall(r'"(\w+)"', m.group(1)) == [e.value for e in enum_cls]
-
-
-def test_types_ts_has_the_same_wire_version():
-    source = TYPES_TS.read_text(encoding="utf-8")
-    assert re.search(r"export const WIRE_VERSION = (\d+);", source).group(1) == str(wire.WIRE_VERSION)
+@pytest.mark.slow
+def test_frontend_type_checks_with_tsc_no_emit():
+    """``tsc --noEmit -p frontend`` (strict, see ``frontend/tsconfig.json``) reports no error, so a
+    wire type changed in ``types.ts`` breaks here every use the frontend makes of it."""
+    _npm_ci_once()
+    done = subprocess.run([str(TSC), "--noEmit", "-p", str(FRONTEND)], cwd=FRONTEND, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, f"tsc --noEmit found errors:\n{done.stdout}{done.stderr}"

@@ -1,5 +1,6 @@
-"""Each real-log kind lists exactly the graph plugin names and tags that the internals brief
-(section 1 and 5) says the real writer produces, read back through ``MultiplexerDataProvider``."""
+"""Each real-log kind lists exactly the graph plugin names and tags that TensorBoard's
+source ([TB-SRC] in docs/references.md) and the observed writers say the real writer produces,
+read back through ``MultiplexerDataProvider``."""
 
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ def test_tf2_trace_profile_has_graph_but_no_step_stats(real_logs):
     [(_, blob)] = lw.read_blobs(real_logs.get("tf2_trace_profile"), "tf2_trace_profile", lw.PROFILE, "train_step")
     meta = _run_metadata(blob)
     assert len(_pre_optimization_nodes(meta)) > 100
-    assert len(meta.step_stats.dev_stats) == 0  # as observed in the internals brief, section 5
+    assert len(meta.step_stats.dev_stats) == 0  # observed with TF 2.21: the profiler's step stats are empty
 
 
 def test_tf1_graph_run_graph_has_two_steps_and_real_step_stats(real_logs):

@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 # Distribution name in install_requires -> the top-level module it provides.
 IMPORT_NAME = {"protobuf": "google", "tensorboard": "tensorboard", "werkzeug": "werkzeug",
                "numpy": "numpy", "pygraphviz": "pygraphviz", "scipy": "scipy",
-               "google-re2": "re2"}
+               "google-re2": "re2", "google-crc32c": "google_crc32c"}
 
 
 def _declared() -> set[str]:

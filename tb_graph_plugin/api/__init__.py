@@ -1,1 +1,1 @@
-"""API: the wire format (``wire``) and the HTTP routes (``routes``) over the earlier stages."""
+"""API: the HTTP routes (``routes``) over the earlier stages, answering in ``tb_graph_plugin.wire``."""

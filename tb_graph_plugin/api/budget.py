@@ -1,11 +1,11 @@
-"""How ``--graph_explorer_cache_mb`` is shared out (issue 15): one memory budget for TensorBoard
+"""How ``--graph_explorer_cache_mb`` is shared out: one memory budget for TensorBoard
 and the workers together.
 
 ==================================  ======  ==================================================
 holder                              share   measured as
 ==================================  ======  ==================================================
 parsed GraphDefs of runs (store)    1/4     ``ByteSize()`` of each cached proto
-uploaded GraphDefs                  1/8     ``ByteSize()`` (the newest upload is always kept)
+uploaded GraphDefs                  1/8     bytes uploaded (the newest upload is always kept)
 finished answers (result cache)     1/8     JSON bytes, at most 256 MiB
 built graphs in the workers         1/2     per worker: RSS growth over its RSS at start;
                                             a worker past its share is recycled when idle

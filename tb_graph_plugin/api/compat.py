@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 from tb_graph_plugin import metadata
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.ingest import attrs, listing
 from tb_graph_plugin.ingest.store import GraphStore
 

@@ -8,7 +8,7 @@ from typing import Optional
 from tensorboard import errors
 
 from tb_graph_plugin import metadata
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 
 __all__ = ["required", "optional_int", "optional_float", "graph_ref", "string_list"]
 

@@ -14,8 +14,8 @@ from tensorboard import errors, plugin_util
 from tensorboard.backend import http_util
 from werkzeug import wrappers
 
-from tb_graph_plugin import metadata
-from tb_graph_plugin.api import compat, params, static_files, wire
+from tb_graph_plugin import metadata, wire
+from tb_graph_plugin.api import compat, params, static_files, uploads
 from tb_graph_plugin.api.workers import JobHandle, WorkerPool
 from tb_graph_plugin.ingest import listing
 from tb_graph_plugin.ingest.store import GraphStore
@@ -119,10 +119,13 @@ class Routes:
             body = wire.to_json(wire.ErrorAnswer(error="upload takes POST with the file as body"))
             return http_util.Respond(request, body, JSON_MIME, code=405, headers=[("Allow", "POST")])
         limit = self._store.upload_limit_bytes
-        blob = request.stream.read(limit + 1)
+        # Read what the client sends (Content-Length), not ``limit + 1``: werkzeug would allocate
+        # and zero a buffer of that size and copy through a second one (0.3 s at 256 MB).
+        length = request.content_length
+        blob = request.stream.read(limit + 1 if length is None else min(length, limit + 1))
         filename = request.args.get("filename") or "upload"
-        answer = self._store.add_upload(blob, filename)
-        return http_util.Respond(request, wire.to_json(answer), JSON_MIME)
+        body, mime = uploads.upload_impl(self._store, blob, filename)
+        return http_util.Respond(request, body, mime)
 
     @wrappers.Request.application
     @_json_errors

@@ -1,4 +1,4 @@
-"""Name search over a built graph in linear time (issue 15): RE2, never a backtracking engine.
+"""Name search over a built graph in linear time: [RE2], never a backtracking engine.
 
 Python's ``re`` backtracks: ``(a+)+$`` against ``'a' * 36 + '!'`` takes ~2^36 steps and held a
 worker for the whole job time limit. RE2 (the ``google-re2`` wheel, imported as ``re2``) runs
@@ -26,7 +26,7 @@ import re2
 from re2 import _re2
 from tensorboard import errors
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 
 __all__ = ["MAX_SEARCH_HITS", "MAX_QUERY_CHARS", "SEARCH_BUDGET_S", "compile_query", "search_graph"]
 
@@ -98,7 +98,7 @@ def search_graph(state, q: str, op: Optional[str], budget_s: float = SEARCH_BUDG
             if match(_UNANCHORED, encoded, 0, len(encoded))[0] != _NO_MATCH:
                 total += 1
                 if len(hits) < MAX_SEARCH_HITS:
-                    hits.append(wire.SearchHit(name=name, op=None, kind=wire.NodeKind(kind),
+                    hits.append(wire.SearchHit(name=name, op=None, kind=kind,
                                                ancestors=_ancestor_names(h, name)))
     ops, types, lower = names.ops, names.op_types, names.op_types_lower
     for start in range(0, len(ops), _CHECK_EVERY):
@@ -111,7 +111,7 @@ def search_graph(state, q: str, op: Optional[str], budget_s: float = SEARCH_BUDG
             if match(_UNANCHORED, encoded, 0, len(encoded))[0] != _NO_MATCH:
                 total += 1
                 if len(hits) < MAX_SEARCH_HITS:
-                    hits.append(wire.SearchHit(name=h.slim.names[i], op=types[i], kind=wire.NodeKind(h.kind(i)),
+                    hits.append(wire.SearchHit(name=h.slim.names[i], op=types[i], kind=h.kind(i),
                                                ancestors=_ancestor_names(h, i)))
     return wire.SearchAnswer(hits=hits, total=total, complete=True)
 

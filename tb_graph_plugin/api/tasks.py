@@ -26,8 +26,9 @@ from typing import Callable
 
 from tensorboard import errors
 
-from tb_graph_plugin.api import search, wire
-from tb_graph_plugin.ingest import parse, run_metadata, store
+from tb_graph_plugin import wire
+from tb_graph_plugin.api import limits, search
+from tb_graph_plugin.ingest import parse, run_metadata
 from tb_graph_plugin.pipeline import Pipeline, Step
 
 __all__ = ["GraphState", "BUILD", "TASKS"]
@@ -64,7 +65,7 @@ class GraphState:
 def _parse(state: GraphState) -> None:
     state.graph_def = parse.parse_graph_def(state.payload["graph"], state.what)
     if state.payload.get("max_ops"):
-        store.check_op_limit(state.graph_def, state.what, state.payload["max_ops"])
+        limits.check_ops(state.graph_def, state.what, state.payload["max_ops"])
 
 
 def _slim_graph(state: GraphState) -> None:
@@ -161,9 +162,7 @@ def node_task(state: GraphState, args: dict, progress: Progress) -> str:
     progress("node", 0.9)
     h = state.hierarchy
     name = _node_name(h, args["name"])
-    details = node_details(h, name)
-    details.setdefault("version", wire.WIRE_VERSION)
-    return wire.to_json(details)
+    return wire.to_json(node_details(h, name))
 
 
 def search_task(state: GraphState, args: dict, progress: Progress) -> str:

@@ -18,7 +18,7 @@ import threading
 
 from tensorboard import context as tb_context
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.api.routes import Routes, scene_args
 from tb_graph_plugin.ingest import listing
 

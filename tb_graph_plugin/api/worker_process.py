@@ -1,4 +1,4 @@
-"""The worker process: two lanes over the graphs it holds, and a heartbeat (issue 15).
+"""The worker process: two lanes over the graphs it holds, and a heartbeat.
 
 Started by ``workers.WorkerPool`` as ``python -m tb_graph_plugin.api.worker_process``; speaks
 pickles on stdin/stdout. Messages in:

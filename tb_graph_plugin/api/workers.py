@@ -1,6 +1,6 @@
 """Run graph work (SlimGraph, Hierarchy, layout) in worker processes, never on a request thread.
 
-Follows the Helios post (``seeds/003``): the process that serves the UI never computes a layout;
+Follows [HELIOS-IPC] (docs/references.md): the process that serves the UI never computes a layout;
 workers (``worker_process``) do, and report progress as they go.
 
 - ``WorkerPool.submit(key, task, args, graph_key, load_graph)`` returns a ``JobHandle`` at once.
@@ -12,7 +12,8 @@ workers (``worker_process``) do, and report progress as they go.
 - Two lanes per worker: ``main`` (graph builds, layouts) and ``quick`` (``search``, ``node``
   on a graph the worker has built): a quick job never waits behind a build.
 
-Faults (issue 15), checked by a watchdog thread every 0.25 s:
+Faults (a crash, a wedge or a leak in a worker must never take the UI down), checked by a
+watchdog thread every 0.25 s:
 
 - A worker that dies: replaced; each job it was running is retried once, first in line on the
   fresh worker; a job whose worker dies a second time fails with a 500 naming the stage that
@@ -52,7 +53,7 @@ from typing import Callable, Hashable, Optional
 
 from tensorboard import errors
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.cache import LruCache
 
 __all__ = ["WorkerPool", "JobHandle", "JobFailed", "QUICK_TASKS", "BUILD_STAGES"]

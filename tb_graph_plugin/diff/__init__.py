@@ -40,7 +40,7 @@ from __future__ import annotations
 import time
 from typing import Optional
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.diff import classify, match
 from tb_graph_plugin.hierarchy.model import Hierarchy
 

@@ -22,7 +22,7 @@ removed; the root is never listed.
 
 from __future__ import annotations
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.diff.match import Matching
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
@@ -62,10 +62,6 @@ def _op_fields(m: Matching, ia: int, ib: int) -> list[str]:
     return fields
 
 
-def _kind(h: Hierarchy, i: int) -> wire.NodeKind:
-    return wire.NodeKind(h.kind(i))
-
-
 def _mark_up(h: Hierarchy, i, dirty: set[int]) -> None:
     p = h.parent(i)
     while p is not None and p not in dirty:
@@ -84,14 +80,14 @@ def classify(m: Matching) -> tuple[list[wire.DiffEntry], dict[str, dict[str, int
     for ib in range(b.n_ops):
         ia = m.a_of_b.get(ib)
         if ia is None:
-            entries.append(wire.DiffEntry(b.slim.names[ib], wire.DiffStatus.ADDED, _kind(b, ib)))
+            entries.append(wire.DiffEntry(b.slim.names[ib], wire.DiffStatus.ADDED, b.kind(ib)))
             counts["ops"]["added"] += 1
             _mark_up(b, ib, dirty_b)
             continue
         fields = _op_fields(m, ia, ib)
         if fields:
             old = a.slim.names[ia] if "name" in fields else None
-            entries.append(wire.DiffEntry(b.slim.names[ib], wire.DiffStatus.CHANGED, _kind(b, ib), fields, old))
+            entries.append(wire.DiffEntry(b.slim.names[ib], wire.DiffStatus.CHANGED, b.kind(ib), fields, old))
             counts["ops"]["changed"] += 1
             _mark_up(b, ib, dirty_b)
         else:
@@ -119,13 +115,13 @@ def classify(m: Matching) -> tuple[list[wire.DiffEntry], dict[str, dict[str, int
     for g in b.groups[1:]:
         ga = m.a_of_b.get(g.id)
         if ga is None:
-            entries.append(wire.DiffEntry(g.name, wire.DiffStatus.ADDED, _kind(b, g.id)))
+            entries.append(wire.DiffEntry(g.name, wire.DiffStatus.ADDED, b.kind(g.id)))
             counts["groups"]["added"] += 1
             continue
         fields = (["contents"] if g.id in dirty_b else []) + (["name"] if a.groups[ga - n_a].name != g.name else [])
         if fields:
             old = a.groups[ga - n_a].name if "name" in fields else None
-            entries.append(wire.DiffEntry(g.name, wire.DiffStatus.CHANGED, _kind(b, g.id), fields, old))
+            entries.append(wire.DiffEntry(g.name, wire.DiffStatus.CHANGED, b.kind(g.id), fields, old))
             counts["groups"]["changed"] += 1
         else:
             counts["groups"]["same"] += 1
@@ -136,5 +132,5 @@ def classify(m: Matching) -> tuple[list[wire.DiffEntry], dict[str, dict[str, int
             pb = m.b_of_a.get(p)
             anchor = b.name_of(pb) if pb is not None else None
             p = a.parent(p)
-        entries.append(wire.DiffEntry(a.name_of(ia), wire.DiffStatus.REMOVED, _kind(a, ia), anchor=anchor))
+        entries.append(wire.DiffEntry(a.name_of(ia), wire.DiffStatus.REMOVED, a.kind(ia), anchor=anchor))
     return entries, counts

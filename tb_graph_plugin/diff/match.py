@@ -39,6 +39,7 @@ import re
 from typing import Optional, Union
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
+from tb_graph_plugin.wire import EdgeKindCode
 
 __all__ = ["Matching", "op_inputs", "by_name", "groups_by_structure", "by_scope", "by_suffix",
            "by_neighbourhood", "by_position", "groups_by_votes"]
@@ -73,10 +74,11 @@ def op_inputs(h: Hierarchy) -> list[list[Input]]:
             target = index.get(name)
             inputs.append((raw if target is None else target, port, control))
         out.append(inputs)
+    control = EdgeKindCode.CONTROL
     for e in range(slim.n_edges):  # synthetic ops: their base edges
         d = slim.edge_dst[e]
         if slim.node_defs[d] is None:
-            out[d].append((slim.edge_src[e], slim.edge_output[e], slim.edge_kind[e] == 1))
+            out[d].append((slim.edge_src[e], slim.edge_output[e], slim.edge_kind[e] == control))
     return out
 
 

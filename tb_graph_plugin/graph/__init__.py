@@ -28,13 +28,6 @@ from typing import Any, Optional
 
 from tb_graph_plugin.graph import edges, embeddings, names, nodes
 from tb_graph_plugin.graph.model import (
-    EDGE_CONTROL,
-    EDGE_DATA,
-    EDGE_KIND_NAMES,
-    EDGE_REFERENCE,
-    IN_EMBEDDING,
-    MAIN,
-    OUT_EMBEDDING,
     BaseEdge,
     DanglingInput,
     FunctionInfo,
@@ -52,13 +45,6 @@ __all__ = [
     "BaseEdge",
     "DanglingInput",
     "FunctionInfo",
-    "EDGE_DATA",
-    "EDGE_CONTROL",
-    "EDGE_REFERENCE",
-    "EDGE_KIND_NAMES",
-    "MAIN",
-    "IN_EMBEDDING",
-    "OUT_EMBEDDING",
 ]
 
 

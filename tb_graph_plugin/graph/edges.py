@@ -1,6 +1,6 @@
 """Phase 3 of GraphDef -> SlimGraph: turn input strings into edges.
 
-Follows the stock dashboard (``seeds/000``, "Add edges"; internals brief section 3):
+Follows the stock dashboard ([TB-GRAPH-DOC] "Add edges"; [TB-SRC] ``graph.ts``):
 ``^x`` is a control edge from ``x``; ``x:N`` (and function-style ``x:out_arg:N``) is output
 ``N`` of ``x``; input 0 of the stock reference ops (``Assign``, ``ScatterAdd``, ...) is a
 reference edge; anything else is a data edge. Edge size is the product of the source
@@ -16,14 +16,8 @@ from __future__ import annotations
 
 from itertools import accumulate, chain, repeat
 
-from tb_graph_plugin.graph.model import (
-    EDGE_CONTROL,
-    EDGE_DATA,
-    EDGE_REFERENCE,
-    REFERENCE_EDGE_OPS,
-    DanglingInput,
-    SlimGraph,
-)
+from tb_graph_plugin.graph.model import REFERENCE_EDGE_OPS, DanglingInput, SlimGraph
+from tb_graph_plugin.wire import EdgeKindCode
 
 __all__ = ["parse_input", "read_edges", "tensor_size"]
 
@@ -69,20 +63,20 @@ def read_edges(slim: SlimGraph, inputs: list[list[str]]):
     get = index.get
     # the input strings are not kept (a few MB at 50k ops): a miss is read again by position
     src_col = [get(raw, -1) for raws in inputs for raw in raws]
-    kind_col = [EDGE_DATA] * len(src_col)
+    kind_col = [EdgeKindCode.DATA] * len(src_col)
     out_col = [0] * len(src_col)
     ops = slim.ops
     if REFERENCE_EDGE_OPS.intersection(ops):
         for dst, n_in in enumerate(lens):
             if n_in and ops[dst] in REFERENCE_EDGE_OPS:
-                kind_col[starts[dst]] = EDGE_REFERENCE
+                kind_col[starts[dst]] = EdgeKindCode.REFERENCE
     dangling = slim.dangling
     missing = False
     for e in [e for e, src in enumerate(src_col) if src < 0]:
         dst = dst_col[e]
         raw = inputs[dst][e - starts[dst]]
         if raw.startswith("^"):
-            name, out, kind = raw[1:], -1, EDGE_CONTROL
+            name, out, kind = raw[1:], -1, EdgeKindCode.CONTROL
         else:
             name, out, _ = parse_input(raw)
             kind = kind_col[e]
@@ -112,13 +106,13 @@ def _read_edges_slow(slim: SlimGraph, inputs: list[list[str]]):
         ref_op = ops[dst] in REFERENCE_EDGE_OPS
         for pos, raw in enumerate(raws):
             if raw.startswith("^"):
-                name, out, kind = raw[1:], -1, EDGE_CONTROL
+                name, out, kind = raw[1:], -1, EdgeKindCode.CONTROL
             elif ":" in raw:
                 name, out, _ = parse_input(raw)
-                kind = EDGE_REFERENCE if (ref_op and pos == 0) else EDGE_DATA
+                kind = EdgeKindCode.REFERENCE if (ref_op and pos == 0) else EdgeKindCode.DATA
             else:
                 name, out = raw, 0
-                kind = EDGE_REFERENCE if (ref_op and pos == 0) else EDGE_DATA
+                kind = EdgeKindCode.REFERENCE if (ref_op and pos == 0) else EdgeKindCode.DATA
             src = index.get(name)
             if src is None:
                 dangling.append(DanglingInput(dst, raw))

@@ -1,8 +1,8 @@
 """Phase 4 of GraphDef -> SlimGraph: embeddings beside their op, and the base edges.
 
-Follows the stock dashboard (``seeds/000``: "Consider all 'Const' ops as in-embedding
+Follows the stock dashboard ([TB-GRAPH-DOC]: "Consider all 'Const' ops as in-embedding
 nodes, all '*Summary' ops as out-embedding nodes ... move the inputs of the in-embedding
-into incoming edges of the main node") and the VAST paper (``seeds/004``: weights drawn
+into incoming edges of the main node") and [VAST] §5.2 ("Extract Non-Critical Operations": weights drawn
 beside the op that uses them), extended to the noise of today's writers:
 
 * in-embeddings: ``Const``; PyTorch ``prim::GetAttr`` / ``prim::ListConstruct`` /
@@ -31,14 +31,8 @@ import re
 import numpy as np
 
 from tb_graph_plugin.graph.edges import tensor_size
-from tb_graph_plugin.graph.model import (
-    EDGE_CONTROL,
-    IN_EMBEDDING,
-    MAIN,
-    OUT_EMBEDDING,
-    SlimGraph,
-    SlimGraphOptions,
-)
+from tb_graph_plugin.graph.model import SlimGraph, SlimGraphOptions
+from tb_graph_plugin.wire import EdgeKindCode, EmbeddingRole
 
 __all__ = ["place_embeddings"]
 
@@ -69,20 +63,21 @@ def _roles(slim: SlimGraph, options: SlimGraphOptions, src: np.ndarray, dst: np.
     out_re = re.compile(options.out_embedding_pattern)
     code_of = {op: k for k, op in enumerate(dict.fromkeys(ops))}
     codes = np.fromiter(map(code_of.__getitem__, ops), dtype=np.int32, count=len(ops))
-    by_code = np.array([IN_EMBEDDING if op in in_ops else (OUT_EMBEDDING if out_re.match(op) else MAIN)
+    by_code = np.array([EmbeddingRole.IN_EMBEDDING if op in in_ops
+                        else (EmbeddingRole.OUT_EMBEDDING if out_re.match(op) else EmbeddingRole.MAIN)
                         for op in code_of], dtype=np.int8)
     roles = by_code[codes] if len(ops) else np.zeros(0, dtype=np.int8)
     if options.embed_variable_reads:
         maybe = [code_of[op] for op in _HANDLE_OPS | {"VarHandleOp"} if op in code_of]
         handles = np.zeros(len(ops), dtype=bool)
-        for i in np.flatnonzero(np.isin(codes, maybe) & (roles == MAIN)).tolist():
+        for i in np.flatnonzero(np.isin(codes, maybe) & (roles == EmbeddingRole.MAIN)).tolist():
             if _is_resource_handle(slim, i):
                 handles[i] = True
         if handles.any():
-            roles[handles] = IN_EMBEDDING
+            roles[handles] = EmbeddingRole.IN_EMBEDDING
             read = code_of.get("ReadVariableOp")
             if read is not None:
-                roles[dst[handles[src] & (codes[dst] == read)]] = IN_EMBEDDING
+                roles[dst[handles[src] & (codes[dst] == read)]] = EmbeddingRole.IN_EMBEDDING
     return roles
 
 
@@ -107,13 +102,14 @@ def _owners(roles: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     n = len(roles)
     owner = np.full(n, -1, dtype=np.int64)
     r_src, r_dst = roles[src], roles[dst]
-    first_in = _first_other_end(src, dst, r_src == IN_EMBEDDING, n)
-    first_out = _first_other_end(dst, src, r_dst == OUT_EMBEDDING, n)
-    first = np.where(roles == IN_EMBEDDING, first_in, np.where(roles == OUT_EMBEDDING, first_out, -1))
-    done = (roles != MAIN) & (first >= 0)
-    done[done] = roles[first[done]] == MAIN  # first consumer/producer is a main op
+    first_in = _first_other_end(src, dst, r_src == EmbeddingRole.IN_EMBEDDING, n)
+    first_out = _first_other_end(dst, src, r_dst == EmbeddingRole.OUT_EMBEDDING, n)
+    first = np.where(roles == EmbeddingRole.IN_EMBEDDING, first_in,
+                     np.where(roles == EmbeddingRole.OUT_EMBEDDING, first_out, -1))
+    done = (roles != EmbeddingRole.MAIN) & (first >= 0)
+    done[done] = roles[first[done]] == EmbeddingRole.MAIN  # first consumer/producer is a main op
     owner[done] = first[done]
-    rest = np.flatnonzero((roles != MAIN) & ~done).tolist()
+    rest = np.flatnonzero((roles != EmbeddingRole.MAIN) & ~done).tolist()
     if rest:
         _walk_owners(roles, owner, done, rest, src, dst, r_src, r_dst)
     return owner
@@ -124,14 +120,15 @@ def _walk_owners(roles, owner, done, rest, src, dst, r_src, r_dst) -> None:
     need[rest] = True
     consumers: dict[int, list[int]] = {}
     producers: dict[int, list[int]] = {}
-    sel = need[src] & (r_src == IN_EMBEDDING)
+    sel = need[src] & (r_src == EmbeddingRole.IN_EMBEDDING)
     for s, d in zip(src[sel].tolist(), dst[sel].tolist()):
         consumers.setdefault(s, []).append(d)
-    sel = need[dst] & (r_dst == OUT_EMBEDDING)
+    sel = need[dst] & (r_dst == EmbeddingRole.OUT_EMBEDDING)
     for s, d in zip(src[sel].tolist(), dst[sel].tolist()):
         producers.setdefault(d, []).append(s)
     role = roles.tolist()
     own = owner.tolist()
+    main, in_embedding = EmbeddingRole.MAIN, EmbeddingRole.IN_EMBEDDING  # locals for the walk
     state = [2 if x else 0 for x in done.tolist()]  # 0 unseen, 1 in progress, 2 done
 
     def resolve(i: int) -> int:
@@ -144,11 +141,11 @@ def _walk_owners(roles, owner, done, rest, src, dst, r_src, r_dst) -> None:
                 stack.pop()
                 continue
             state[j] = 1
-            nexts = consumers.get(j, ()) if role[j] == IN_EMBEDDING else producers.get(j, ())
+            nexts = consumers.get(j, ()) if role[j] == in_embedding else producers.get(j, ())
             found = -1
             pending = None
             for k in nexts:
-                if role[k] == MAIN:
+                if role[k] == main:
                     found = k
                     break
                 if state[k] == 2:
@@ -167,11 +164,11 @@ def _walk_owners(roles, owner, done, rest, src, dst, r_src, r_dst) -> None:
         return own[i]
 
     for i in rest:
-        if role[i] != MAIN and resolve(i) < 0:
-            role[i] = MAIN  # nothing to sit beside: stays in the main graph
-            roles[i] = MAIN
+        if role[i] != main and resolve(i) < 0:
+            role[i] = main  # nothing to sit beside: stays in the main graph
+            roles[i] = main
     for i in rest:
-        owner[i] = own[i] if role[i] != MAIN else -1
+        owner[i] = own[i] if role[i] != main else -1
 
 
 def _shared(ids: list[int], arr: np.ndarray) -> list[int]:
@@ -212,17 +209,17 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_co
 
     r_src, r_dst = roles[src], roles[dst]
     o_src, o_dst = owner[src], owner[dst]
-    main_src, main_dst = r_src == MAIN, r_dst == MAIN
+    main_src, main_dst = r_src == EmbeddingRole.MAIN, r_dst == EmbeddingRole.MAIN
     other = ~(main_src & main_dst)
     emb = np.flatnonzero(other)
     ids = list(range(n))
     slim.embedding_edges = list(zip(_shared(ids, src[emb]), _shared(ids, dst[emb]), kind[emb].tolist(),
                                     out[emb].tolist()))
     # An in-embedding is listed beside the op it feeds (or that op's owner), not a base edge.
-    listed_in = other & (r_src == IN_EMBEDDING)
+    listed_in = other & (r_src == EmbeddingRole.IN_EMBEDDING)
     # An out-embedding is listed beside its producer when that producer is its owner.
-    listed_out = other & ~listed_in & (r_dst == OUT_EMBEDDING) & main_src & (o_dst == src)
-    dropped = other & (r_src == OUT_EMBEDDING) & ~main_dst
+    listed_out = other & ~listed_in & (r_dst == EmbeddingRole.OUT_EMBEDDING) & main_src & (o_dst == src)
+    dropped = other & (r_src == EmbeddingRole.OUT_EMBEDDING) & ~main_dst
     e_src = np.where(main_src, src, o_src)
     e_dst = np.where(main_dst, dst, o_dst)
     # a re-targeted edge inside one op's embeddings vanishes; a main op's own self loop stays
@@ -235,7 +232,7 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_co
         shapes = slim.output_shapes
         sizes = []
         for s, k, o in zip(src[base].tolist(), kinds, outs):
-            sh = shapes[s] if k != EDGE_CONTROL else None
+            sh = shapes[s] if k != EdgeKindCode.CONTROL else None
             sizes.append(tensor_size(sh[o]) if sh is not None and 0 <= o < len(sh) else 1)
         slim.edge_size = sizes
     else:
@@ -243,7 +240,7 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_co
 
     # Every embedding is listed beside at least its owner (after the ops it feeds).
     every = np.arange(n, dtype=np.int64)
-    own_in, own_out = roles == IN_EMBEDDING, roles == OUT_EMBEDDING
+    own_in, own_out = roles == EmbeddingRole.IN_EMBEDDING, roles == EmbeddingRole.OUT_EMBEDDING
     slim.in_embeddings = _grouped(
         np.concatenate([np.where(main_dst, dst, o_dst)[listed_in], owner[own_in]]),
         np.concatenate([src[listed_in], every[own_in]]), ids)

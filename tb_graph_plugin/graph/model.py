@@ -1,7 +1,7 @@
 """The SlimGraph data model: a GraphDef's ops and edges, flat, with integer ids.
 
 Vocabulary follows TensorBoard's Graph dashboard documentation
-(``shared/reference/seeds/000``): a **SlimGraph** holds **OpNode**s and **BaseEdge**s and
+([TB-GRAPH-DOC], see docs/references.md): a **SlimGraph** holds **OpNode**s and **BaseEdge**s and
 no groups. Storage is columnar (one Python list per field, indexed by the op's integer id)
 so a 140k-op graph costs a few lists, not 140k objects; ``OpNode`` and ``BaseEdge`` are
 small views built on demand by :meth:`SlimGraph.node` and :meth:`SlimGraph.edge`.
@@ -35,15 +35,9 @@ import dataclasses
 from typing import Any, Optional, Union
 
 from tb_graph_plugin.pipeline import Timings
+from tb_graph_plugin.wire import EdgeKindCode, EmbeddingRole
 
 __all__ = [
-    "EDGE_DATA",
-    "EDGE_CONTROL",
-    "EDGE_REFERENCE",
-    "EDGE_KIND_NAMES",
-    "MAIN",
-    "IN_EMBEDDING",
-    "OUT_EMBEDDING",
     "FUNCTION_LIBRARY_PREFIX",
     "SlimGraphOptions",
     "OpNode",
@@ -52,17 +46,6 @@ __all__ = [
     "FunctionInfo",
     "SlimGraph",
 ]
-
-# Edge kinds (ints in ``SlimGraph.edge_kind``; names match ``api.wire.EdgeKind`` values).
-EDGE_DATA = 0
-EDGE_CONTROL = 1
-EDGE_REFERENCE = 2
-EDGE_KIND_NAMES = ("data", "control", "reference")
-
-# Embedding roles (ints in ``SlimGraph.embedding``).
-MAIN = 0
-IN_EMBEDDING = 1
-OUT_EMBEDDING = 2
 
 FUNCTION_LIBRARY_PREFIX = "__function_library__"
 
@@ -110,7 +93,7 @@ class OpNode:
     device: Optional[str]
     xla_cluster: Optional[str]
     output_shapes: Optional[list]  # one entry per output: tuple of dims (-1 unknown) or None
-    embedding: int  # MAIN, IN_EMBEDDING or OUT_EMBEDDING
+    embedding: EmbeddingRole
     owner: int  # main op an embedding is drawn beside; -1 for main ops
     function: Optional[str]  # library function this node belongs to, if any
     function_input_index: Optional[int] = None
@@ -124,14 +107,10 @@ class BaseEdge:
     id: int
     src: int
     dst: int
-    kind: int  # EDGE_DATA, EDGE_CONTROL or EDGE_REFERENCE
+    kind: EdgeKindCode
     src_output: int
     size: int  # product of the tensor's dims (unknown dims count 1); 1 if no shape
     shape: Optional[tuple]  # the tensor's shape if known
-
-    @property
-    def kind_name(self) -> str:
-        return EDGE_KIND_NAMES[self.kind]
 
 
 @dataclasses.dataclass(slots=True)
@@ -163,7 +142,8 @@ class SlimGraph:
     ``NodeDef`` or None for synthetic nodes, for attrs in the info pane), ``functions_of``.
 
     Per-edge columns (index = edge id): ``edge_src``, ``edge_dst``, ``edge_kind``,
-    ``edge_output``, ``edge_size``.
+    ``edge_output``, ``edge_size``. Kinds and roles are plain ints of ``wire.EdgeKindCode`` and
+    ``wire.EmbeddingRole`` (numpy-friendly); the ``node``/``edge`` views give the enum members.
     """
 
     def __init__(self) -> None:
@@ -173,7 +153,7 @@ class SlimGraph:
         self.devices: list[Optional[str]] = []
         self.xla_clusters: list[Optional[str]] = []
         self.output_shapes: list[Optional[list]] = []
-        self.embedding: list[int] = []
+        self.embedding: list[int] = []  # EmbeddingRole ints
         self.owner: list[int] = []
         self.node_defs: list[Any] = []
         self.functions_of: list[Optional[str]] = []
@@ -184,7 +164,7 @@ class SlimGraph:
         self.out_embeddings: dict[int, list[int]] = {}
         self.edge_src: list[int] = []
         self.edge_dst: list[int] = []
-        self.edge_kind: list[int] = []
+        self.edge_kind: list[int] = []  # EdgeKindCode ints
         self.edge_output: list[int] = []
         self.edge_size: list[int] = []
         # (src, dst, kind, src_output) for edges with an embedding at one end.
@@ -221,7 +201,7 @@ class SlimGraph:
             device=self.devices[i],
             xla_cluster=self.xla_clusters[i],
             output_shapes=self.output_shapes[i],
-            embedding=self.embedding[i],
+            embedding=EmbeddingRole(self.embedding[i]),
             owner=self.owner[i],
             function=self.functions_of[i],
             function_input_index=self.function_input_index.get(i),
@@ -234,7 +214,7 @@ class SlimGraph:
             id=e,
             src=src,
             dst=self.edge_dst[e],
-            kind=self.edge_kind[e],
+            kind=EdgeKindCode(self.edge_kind[e]),
             src_output=out,
             size=self.edge_size[e],
             shape=self.shape_of(src, out),
@@ -248,8 +228,8 @@ class SlimGraph:
 
     def main_node_ids(self) -> list[int]:
         """Ids of the ops that are not embeddings (the ones the hierarchy places)."""
-        emb = self.embedding
-        return [i for i in range(len(emb)) if emb[i] == MAIN]
+        emb, main = self.embedding, EmbeddingRole.MAIN
+        return [i for i in range(len(emb)) if emb[i] == main]
 
     def op_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

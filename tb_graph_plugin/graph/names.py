@@ -1,7 +1,7 @@
 """GraphDef -> SlimGraph phases 2 and 5: index names; rename ops that are also namespaces.
 
-Follows the stock dashboard (``tf_graph_common/graph.ts``, summarized in the internals
-brief section 3): a node whose name ``A`` is also a namespace (another node is named
+Follows the stock dashboard ([TB-SRC] ``tf_graph_common/graph.ts``, see
+docs/references.md): a node whose name ``A`` is also a namespace (another node is named
 ``A/...``) is renamed ``A/(A)`` so the group ``A`` and the op can coexist. Difference on
 purpose: only MAIN ops make namespaces (embeddings are not placed by name), so
 ``avg_pool/Mean`` next to its embedded ``avg_pool/Mean/reduction_indices`` Const stays
@@ -16,7 +16,8 @@ names.
 
 from __future__ import annotations
 
-from tb_graph_plugin.graph.model import MAIN, SlimGraph
+from tb_graph_plugin.graph.model import SlimGraph
+from tb_graph_plugin.wire import EmbeddingRole
 
 __all__ = ["index_names", "rename_namespace_clashes"]
 
@@ -40,9 +41,10 @@ def index_names(slim: SlimGraph) -> list[str]:
 
 def rename_namespace_clashes(slim: SlimGraph) -> int:
     names = slim.names
+    main = EmbeddingRole.MAIN
     # the scopes directly holding a MAIN op, then all their ancestors
     parents = {name[:j] for name, role in zip(names, slim.embedding)
-               if role == MAIN and (j := name.rfind("/")) > 0}
+               if role == main and (j := name.rfind("/")) > 0}
     namespaces = set()
     for scope in parents:
         j = len(scope)

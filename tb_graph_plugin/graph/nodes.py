@@ -1,7 +1,7 @@
 """Phase 1 of GraphDef -> SlimGraph: read the NodeDefs (and the function library) into columns.
 
 Follows the "GraphDef -> SlimGraph" section of TensorBoard's Graph dashboard docs
-(``seeds/000``): devices, ``_XlaCluster``, ``_output_shapes`` -> tensor shapes; library
+([TB-GRAPH-DOC]): devices, ``_XlaCluster``, ``_output_shapes`` -> tensor shapes; library
 functions become ``__function_library__<fn>/...`` nodes, input args (op ``input_arg``, with
 ``functionInputIndex``) and output args (op ``output_arg``, ``functionOutputIndex``, fed by
 the function's ``ret`` tensor).

@@ -48,9 +48,6 @@ from tb_graph_plugin.graph.model import SlimGraph
 from tb_graph_plugin.hierarchy import infer, metaedges, regions, scopes, series, split, stats, templates
 from tb_graph_plugin.hierarchy.details import node_details
 from tb_graph_plugin.hierarchy.model import (
-    KIND_META,
-    KIND_OP,
-    KIND_SERIES,
     ROOT_NAME,
     Hierarchy,
     HierarchyOptions,
@@ -71,9 +68,6 @@ __all__ = [
     "MetaNode",
     "SeriesNode",
     "ROOT_NAME",
-    "KIND_OP",
-    "KIND_META",
-    "KIND_SERIES",
 ]
 
 

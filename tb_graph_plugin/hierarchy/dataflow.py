@@ -13,12 +13,15 @@ document; the convexity condition is the standard one for graph contraction):
 * :class:`Contraction`: proposals are accepted one at a time, each only if the quotient
   graph (accepted blocks contracted, the rest single) has no cycle through it. By
   induction, when the children's graph is acyclic the final quotient is acyclic, whatever
-  the order of proposals. Cost per proposal O(what is reachable from it).
+  the order of proposals. A proposal whose members already lie on one cycle (one strongly
+  connected component) is accepted: it leaves the condensation as it is, so every cycle of
+  the quotient is one the graph has. Cost per proposal O(what is reachable from it).
 * :func:`series_shape`: ``"chain"`` when members in index order each feed the next and
   every member-to-member edge goes forward, ``"unconnected"`` when no edge joins two
-  members, else ``None`` (a series of anything else is not a series).
+  members, ``"forward"`` when edges only go forward otherwise, else ``None``.
 * :func:`dominator_regions`: single-entry single-exit regions cut at the separators of
-  the main path (the dominator chain of a virtual sink), for dataflow block inference.
+  the main path (the dominator chain of a virtual sink, [CHK01] in docs/references.md), for
+  dataflow block inference.
 
 Pre-condition: ``h.slim`` built; ``h.op_parent`` / ``MetaNode.parent`` up to date for
 the group asked about (metaedges are not needed). Post-conditions are stated per function.
@@ -33,7 +36,8 @@ import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
-__all__ = ["child_edges", "child_graph", "Contraction", "series_shape", "dominator_regions", "is_acyclic"]
+__all__ = ["child_edges", "child_graph", "Contraction", "series_shape", "dominator_regions", "is_acyclic",
+           "strong_components"]
 
 
 def _out_edges(h: Hierarchy) -> list[list[int]]:
@@ -152,6 +156,7 @@ class Contraction:
         self.blocks: list[list[int]] = []
         self.rank = rank
         self._spans: list[tuple[int, int]] = []  # (lowest, highest rank) of each block, sorted
+        self._component: Optional[list[int]] = None  # strong components, for cyclic graphs
 
     def _bound(self, members: list[int]) -> Optional[int]:
         if self.rank is None:
@@ -165,13 +170,31 @@ class Contraction:
             bound = max(bound, hi)
         return bound
 
+    def on_one_cycle(self, members: list[int]) -> bool:
+        """True when ``members`` lie on one cycle the graph already has (one strongly connected
+        component): contracting them merges nodes already reachable from each other, so the
+        quotient has no cycle the graph did not have (the condensation is unchanged)."""
+        if self.rank is None:
+            self.rank = topological_rank(self.succ) or []
+        if self.rank:
+            return False  # an acyclic graph: no component holds two positions
+        if self._component is None:
+            self._component = strong_components(self.succ)
+        first = self._component[members[0]]
+        return all(self._component[m] == first for m in members)
+
     def try_add(self, members: Iterable[int]) -> bool:
-        """Accept ``members`` as one block unless a path leaves it and comes back."""
+        """Accept ``members`` as one block unless a path leaves it and comes back, except
+        through a cycle that joins all of them already (TensorFlow's gradient sums: each
+        ``AddN`` both reads from and feeds the ``gradient_tape`` scope)."""
         members = list(members)
         inside = set(members)
         if any(m in self.block_of for m in members):
             raise ValueError("a proposal overlaps an accepted block")
         succ, within, block_of, blocks = self.succ, self.within, self.block_of, self.blocks
+        if len(members) > 1 and self.on_one_cycle(members):
+            self._accept(members)
+            return True
         bound = self._bound(members)
         rank = self.rank
         seen: set[int] = set()
@@ -194,17 +217,71 @@ class Contraction:
                 for y in blocks[b]:
                     seen.add(y)
                     stack.extend(succ[y])
-        b = len(blocks)
-        blocks.append(members)
+        self._accept(members)
+        return True
+
+    def _accept(self, members: list[int]) -> None:
+        b = len(self.blocks)
+        self.blocks.append(members)
         for m in members:
-            block_of[m] = b
+            self.block_of[m] = b
+        rank = self.rank
         if rank:
             insort(self._spans, (min(rank[m] for m in members), max(rank[m] for m in members)))
-        return True
+
+
+def strong_components(succ: Sequence[Iterable[int]]) -> list[int]:
+    """The strongly connected component of each position ([TARJAN72], iterative);
+    two positions share a number exactly when each reaches the other."""
+    n = len(succ)
+    index = [-1] * n
+    low = [0] * n
+    comp = [-1] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    counter = n_comp = 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        work = [(root, iter(succ[root]))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if index[w] < 0:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    work.append((w, iter(succ[w])))
+                    break
+                if on_stack[w]:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    u = work[-1][0]
+                    low[u] = min(low[u], low[v])
+                if low[v] == index[v]:
+                    while True:
+                        w = stack.pop()
+                        on_stack[w] = False
+                        comp[w] = n_comp
+                        if w == v:
+                            break
+                    n_comp += 1
+    return comp
 
 
 def series_shape(succ: Sequence[Iterable[int]], members: Sequence[int]) -> Optional[str]:
-    """``"chain"``, ``"unconnected"`` or None for members given in index order."""
+    """``"chain"``, ``"unconnected"``, ``"forward"`` or None for members given in index order.
+
+    ``"forward"``: every member-to-member edge goes forward but the members are not a chain
+    (a stack drawn in index order has no upward edge); callers accept it only for members on
+    one cycle the graph already has (:meth:`Contraction.on_one_cycle`)."""
     rank = {m: k for k, m in enumerate(members)}
     joined = False
     for k, m in enumerate(members):
@@ -219,7 +296,7 @@ def series_shape(succ: Sequence[Iterable[int]], members: Sequence[int]) -> Optio
         return "unconnected"
     for k in range(len(members) - 1):
         if members[k + 1] not in succ[members[k]]:
-            return None
+            return "forward"
     return "chain"
 
 

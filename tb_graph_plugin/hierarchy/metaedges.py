@@ -1,6 +1,6 @@
 """Hierarchy phase 4: MetaEdges at the lowest common ancestor.
 
-Follows the stock dashboard (``seeds/000``, "Adding edges"): each base edge is added to
+Follows the stock dashboard ([TB-GRAPH-DOC] "Adding edges"): each base edge is added to
 the MetaEdge between the ancestors of its ends that are children of their lowest common
 ancestor (LCA); a MetaEdge sums the tensor sizes of its base edges; groups remember
 whether they hold a non-control edge; ``h.max_metaedge_size`` is the largest sum.
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_graph_plugin.graph.model import EDGE_CONTROL, EDGE_REFERENCE
+from tb_graph_plugin.wire import EdgeKindCode
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge
 
 __all__ = ["build_metaedges"]
@@ -81,8 +81,8 @@ def build_metaedges(h: Hierarchy) -> None:
     starts = ends - counts
     sizes = np.add.reduceat(np.asarray(slim.edge_size, dtype=np.int64)[members], starts)
     kind = np.asarray(slim.edge_kind, dtype=np.int64)
-    n_control = np.bincount(rank_of[kind == EDGE_CONTROL], minlength=len(keys))
-    n_reference = np.bincount(rank_of[kind == EDGE_REFERENCE], minlength=len(keys))
+    n_control = np.bincount(rank_of[kind == EdgeKindCode.CONTROL], minlength=len(keys))
+    n_reference = np.bincount(rank_of[kind == EdgeKindCode.REFERENCE], minlength=len(keys))
     heads = first[by_appearance]
     owners = par[a[heads]]
     edge_ids = members.tolist()

@@ -1,6 +1,6 @@
 """The Hierarchy data model: MetaNodes, SeriesNodes and MetaEdges over a SlimGraph.
 
-Vocabulary follows TensorBoard's Graph dashboard documentation (``seeds/000``, glossary):
+Vocabulary follows TensorBoard's Graph dashboard documentation ([TB-GRAPH-DOC] glossary):
 a **MetaNode** groups OpNodes and MetaNodes; its *metagraph* is its direct children and
 the **MetaEdge**s between them; a **SeriesNode** is a MetaNode whose children are a run
 of repeated siblings (``add_[1-5]``, ``TransformerEncoderLayer[0-5]``); a **template** id
@@ -35,14 +35,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterator, Optional, Union
 
-from tb_graph_plugin.graph.model import MAIN, SlimGraph
+from tb_graph_plugin.graph.model import SlimGraph
 from tb_graph_plugin.pipeline import Timings
+from tb_graph_plugin.wire import EdgeKind, EmbeddingRole, NodeKind
 
 __all__ = [
     "ROOT_NAME",
-    "KIND_OP",
-    "KIND_META",
-    "KIND_SERIES",
     "HierarchyOptions",
     "MetaEdge",
     "MetaNode",
@@ -51,9 +49,6 @@ __all__ = [
 ]
 
 ROOT_NAME = "__root__"
-KIND_OP = "op"
-KIND_META = "meta"
-KIND_SERIES = "series"
 
 NodeRef = Union[int, str]
 
@@ -117,11 +112,11 @@ class MetaEdge:
         return self.n_control == len(self.base_edges)
 
     @property
-    def kind(self) -> str:
-        """``control`` if only control edges, ``reference`` if any reference, else ``data``."""
+    def kind(self) -> EdgeKind:
+        """``CONTROL`` if only control edges, ``REFERENCE`` if any reference, else ``DATA``."""
         if self.n_control == len(self.base_edges):
-            return "control"
-        return "reference" if self.n_reference else "data"
+            return EdgeKind.CONTROL
+        return EdgeKind.REFERENCE if self.n_reference else EdgeKind.DATA
 
 
 @dataclasses.dataclass(eq=False)
@@ -150,7 +145,7 @@ class MetaNode:
     memory_bytes: Optional[int] = None
     profile_devices: dict[str, int] = dataclasses.field(default_factory=dict)
 
-    kind = KIND_META
+    kind = NodeKind.META
 
     @property
     def is_series(self) -> bool:
@@ -171,7 +166,7 @@ class SeriesNode(MetaNode):
     suffix: str = ""
     indices: list[int] = dataclasses.field(default_factory=list)  # member i has indices[i]
 
-    kind = KIND_SERIES
+    kind = NodeKind.SERIES
 
     @property
     def is_series(self) -> bool:
@@ -234,13 +229,12 @@ class Hierarchy:
             raise KeyError(f"{self.slim.names[i]!r} is an op, not a group")
         return self.groups[i - self.n_ops]
 
-    def kind(self, ref: NodeRef) -> str:
-        """``op``, ``meta``, ``series``, ``in_embedding`` or ``out_embedding``."""
+    def kind(self, ref: NodeRef) -> NodeKind:
+        """``OP``, ``META``, ``SERIES``, ``IN_EMBEDDING`` or ``OUT_EMBEDDING``."""
         i = self.id_of(ref)
         if i >= self.n_ops:
             return self.groups[i - self.n_ops].kind
-        emb = self.slim.embedding[i]
-        return KIND_OP if emb == MAIN else ("in_embedding" if emb == 1 else "out_embedding")
+        return EmbeddingRole(self.slim.embedding[i]).node_kind
 
     # ---- tree --------------------------------------------------------------------------
     def parent(self, ref: NodeRef) -> Optional[int]:

@@ -1,6 +1,6 @@
 """Profile join: step stats per op, summed per group.
 
-Follows the stock dashboard (internals brief section 3, colour modes): an op's compute
+Follows the stock dashboard ([TB-SRC] colour modes): an op's compute
 time is the sum over its executions of ``all_end_rel_micros`` (the span from
 ``all_start_micros`` to ``all_start_micros + all_end_rel_micros``), its memory the sum of
 the positive ``memory[].total_bytes``, its device the ``dev_stats.device`` it ran on.

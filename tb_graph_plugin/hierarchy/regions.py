@@ -5,7 +5,7 @@ name says which inception module a conv belongs to, so phase 2 leaves 300 siblin
 modules are still visible in the dataflow: each one starts after one ``mixed`` concat and
 ends at the next, and every path of the model passes through those concats. This phase
 (ours; after single-entry single-exit region decomposition, cf. the program structure tree
-of Johnson, Pearson and Pingali, simplified to the dominator chain of the main path) cuts a
+[PST94], simplified to the dominator chain of the main path, [CHK01]; docs/references.md) cuts a
 group's children DAG at the separators of its main path (``dataflow.dominator_regions``)
 and makes each region with at least ``region_min_size`` children a group named after its
 exit, the layer whose output leaves the region (``mixed3``); labels drop the trailing

@@ -1,6 +1,6 @@
 """Hierarchy phase 1: MetaNodes from ``/`` scopes.
 
-Follows the stock dashboard (``seeds/000``, "Adding nodes": "If node is named 'a/b/c',
+Follows the stock dashboard ([TB-GRAPH-DOC] "Adding nodes": "If node is named 'a/b/c',
 create metanodes 'a' and 'a/b'"). Function library nodes
 (``__function_library__<fn>/...``) land in a group whose ``function`` is ``<fn>``.
 
@@ -12,7 +12,8 @@ list; children keep GraphDef order; ``h.group_index`` maps every group name to i
 
 from __future__ import annotations
 
-from tb_graph_plugin.graph.model import FUNCTION_LIBRARY_PREFIX, MAIN
+from tb_graph_plugin.graph.model import FUNCTION_LIBRARY_PREFIX
+from tb_graph_plugin.wire import EmbeddingRole
 from tb_graph_plugin.hierarchy.model import ROOT_NAME, Hierarchy, MetaNode
 
 __all__ = ["add_group", "build_scopes"]
@@ -50,11 +51,11 @@ def build_scopes(h: Hierarchy) -> None:
         scope_ids[scope] = g.id
         return g.id
 
-    embedding = slim.embedding
+    embedding, main = slim.embedding, EmbeddingRole.MAIN
     known = scope_ids.get
     root_id = root.id
     for i, name in enumerate(slim.names):
-        if embedding[i] != MAIN:
+        if embedding[i] != main:
             continue
         j = name.rfind("/")
         if j > 0:

@@ -1,7 +1,7 @@
 """Hierarchy phases 3 and 6: SeriesNodes for runs of repeated siblings.
 
-Op series follow the stock dashboard (``seeds/000``, "Detect series"; internals brief
-section 3): a group's op children are clustered by op; leaf names ``^(\\D*)(\\d+)$`` with
+Op series follow the stock dashboard ([TB-GRAPH-DOC] "Detect series"; [TB-SRC]
+``hierarchy.ts``): a group's op children are clustered by op; leaf names ``^(\\D*)(\\d+)$`` with
 consecutive numbers (``add_1 .. add_N``; a bare ``add`` counts as ``add_0``) form
 ``add_[1-N]`` when the run has at least ``series_min_size`` members.
 
@@ -21,7 +21,9 @@ the series, others now end at the series) instead of rebuilding all metaedges.
 Series never invent cycles (ours; the stock rule does: ``AddN_[0-121]`` in a training step
 is not a chain and draws a reversed edge). A run becomes a SeriesNode only if (a) its
 members, in index order, form a chain (each feeds the next, every member-to-member edge
-goes forward) or are mutually unconnected (``dataflow.series_shape``), and (b)
+goes forward) or are mutually unconnected (``dataflow.series_shape``), or lie on one cycle
+the graph already has with member-to-member edges going forward only (a training step's
+gradient sums ``AddN_[0-N]``, each reading from and feeding ``gradient_tape``), and (b)
 contracting it, together with the runs already made in the same group, keeps the group's
 metagraph free of new cycles (``dataflow.Contraction``). A refused run's members stay
 children of the parent. Op series read the children's dataflow from base edges (metaedges
@@ -34,7 +36,8 @@ members are not offered to another, shorter run.
 Post-condition: each SeriesNode takes the place of its first member in its parent's
 children; its children are the members, ordered by increasing consecutive index; members
 keep their names; ``h.series_of_op`` maps each member to its series; a series' members
-are a chain or unconnected, and a parent whose metagraph was acyclic still has one.
+are a chain, unconnected, or on one existing cycle with forward edges only, and a parent's
+metagraph has no cycle its children's dataflow does not have.
 """
 
 from __future__ import annotations
@@ -110,7 +113,8 @@ class _SeriesCheck:
             self.pos = {c: k for k, c in enumerate(g.children)}
             self.contraction = Contraction(succ)
         members = [self.pos[c] for _, c in run]
-        if series_shape(self.contraction.succ, members) is None:
+        shape = series_shape(self.contraction.succ, members)
+        if shape is None or (shape == "forward" and not self.contraction.on_one_cycle(members)):
             return False
         return self.contraction.try_add(members)
 

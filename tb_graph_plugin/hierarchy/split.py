@@ -2,7 +2,7 @@
 
 A group with thousands of direct children (a Keras optimizer's ``adam`` scope holds 7,700 in
 a 48-layer transformer training step) makes one huge layout and one unreadable picture.
-This phase (ours; the issue's "wide groups", no reference document) cuts the children of
+This phase (ours, for groups too wide to draw; no reference document) cuts the children of
 every group with more than ``max_children`` (``HierarchyOptions.split_max_children``,
 default :data:`DEFAULT_MAX_CHILDREN`) into consecutive runs, **by position** in the
 children order (GraphDef order: in an optimizer, the update ops of one variable sit side by

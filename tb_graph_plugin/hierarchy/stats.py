@@ -1,6 +1,6 @@
 """Hierarchy phase 7: per-group cardinality, depth, level and histograms.
 
-Follows the stock dashboard (``seeds/000``: "keep track of device names, XLAClusters,
+Follows the stock dashboard ([TB-GRAPH-DOC]: "keep track of device names, XLAClusters,
 opHistograms"; glossary: *level* = distance from the root, *depth* = distance to the
 bottom-most leaf, a group holding only ops has depth 1).
 

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from tb_graph_plugin.graph.model import MAIN
 from tb_graph_plugin.hierarchy.model import Hierarchy, SeriesNode
+from tb_graph_plugin.wire import EmbeddingRole
 
 __all__ = ["summarize", "tree"]
 
 
 def summarize(h: Hierarchy) -> dict[str, Any]:
     slim = h.slim
-    n_main = sum(1 for r in slim.embedding if r == MAIN)
+    n_main = sum(1 for r in slim.embedding if r == EmbeddingRole.MAIN)
     top = []
     for c in h.root.children:
         entry = {"name": h.name_of(c), "kind": h.kind(c), "cardinality": h.cardinality(c),

@@ -1,9 +1,10 @@
 """Hierarchy phase 5: structural templates by a bottom-up Weisfeiler-Lehman hash.
 
 Replaces the stock ``clusterSimilarSubgraphs`` (signature + pairwise DFS comparison,
-O(clusters x nodes^2), switched off above 10k nodes; ``seeds/000``, "Finding similar
-subgraphs") with a near-linear hash, ours (after Weisfeiler-Lehman graph kernels and
-Merkle trees): groups are visited children first; inside a group's metagraph each child
+O(clusters x nodes^2), switched off above 10k nodes; [TB-GRAPH-DOC] "Finding similar
+subgraphs") with a near-linear hash, ours (after Weisfeiler-Lehman graph kernels [WL] and
+Merkle trees [MERKLE87], see docs/references.md): groups are visited children first; inside a
+group's metagraph each child
 starts with a colour (an op: its op type; a group: its structure hash), refined
 ``template_rounds`` times by the sorted colours of its in- and out-neighbours (metaedge
 kinds included); the group's ``structure_hash`` hashes the sorted final colours and the
@@ -29,6 +30,7 @@ from typing import Optional
 import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
+from tb_graph_plugin.wire import EdgeKind
 
 __all__ = ["hash_templates", "BIG_METAGRAPH"]
 
@@ -37,7 +39,7 @@ BIG_METAGRAPH = 512
 are refined with numpy; the hash is a function of the metagraph alone, so isomorphic
 groups (same edge count) always take the same path."""
 
-_KIND_CODE = {"data": 1, "control": 2, "reference": 3}
+_KIND_SALT = {EdgeKind.DATA: 1, EdgeKind.CONTROL: 2, EdgeKind.REFERENCE: 3}  # mixed into edge hashes
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _IN, _OUT, _EDGE = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9)
 
@@ -56,7 +58,7 @@ def _wl_hash_numpy(colour: list[int], edges: list[tuple], rounds: int, is_series
     col = np.array(colour, dtype=np.int64).view(np.uint64)
     a = np.array([e[0] for e in edges], dtype=np.intp)
     b = np.array([e[1] for e in edges], dtype=np.intp)
-    k = np.array([_KIND_CODE[e[2]] for e in edges], dtype=np.uint64)
+    k = np.array([_KIND_SALT[e[2]] for e in edges], dtype=np.uint64)
     with np.errstate(over="ignore"):
         for _ in range(rounds):
             ins = np.zeros(len(col), dtype=np.uint64)
@@ -75,6 +77,7 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
     groups = h.groups
     rounds = h.options.template_rounds
     pre = list(h.walk_groups())
+    data, control, reference = EdgeKind.DATA, EdgeKind.CONTROL, EdgeKind.REFERENCE
     op_colour = {op: hash(("op", op)) for op in set(ops)}
     # The hash is a pure function of (is_series, child colours in order, edges by position):
     # the 48 identical layers of a deep model are refined once, then looked up.
@@ -90,8 +93,8 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
         if g.metaedges:
             pos = {c: k for k, c in enumerate(children)}
             edges = [(pos[me.src], pos[me.dst],
-                      "control" if me.n_control == len(me.base_edges)
-                      else ("reference" if me.n_reference else "data"))  # MetaEdge.kind, inlined
+                      control if me.n_control == len(me.base_edges)
+                      else (reference if me.n_reference else data))  # MetaEdge.kind, inlined
                      for me in g.metaedges]
         else:
             edges = []

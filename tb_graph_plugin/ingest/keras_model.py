@@ -1,7 +1,7 @@
 """Keras ``model.to_json()`` -> GraphDef: the conceptual graph.
 
-Follows the stock converter's rules (``tensorboard/plugins/graph/keras_util.py``, summarised in
-TENSORBOARD_GRAPH_INTERNALS.md section 1), written anew:
+Follows the stock converter's rules ([TB-SRC] ``tensorboard/plugins/graph/keras_util.py``, see
+docs/references.md), written anew:
 
 - layers are visited in preorder; a layer becomes node ``<model>/<layer>`` (nested models add
   their name as a scope and get no node of their own);

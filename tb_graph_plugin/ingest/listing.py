@@ -21,7 +21,7 @@ from typing import Any, Optional
 from tensorboard.data import provider
 
 from tb_graph_plugin import metadata
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 
 __all__ = ["info", "listing", "read_steps", "kinds_of", "default_ref", "ALL_STEPS"]
 

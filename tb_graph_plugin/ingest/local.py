@@ -23,7 +23,7 @@ from tensorboard.backend.event_processing import plugin_event_multiplexer
 from tensorboard.compat.proto import graph_pb2
 
 from tb_graph_plugin import metadata
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.ingest import event_file, listing, parse
 from tb_graph_plugin.ingest.store import GraphStore
 

@@ -18,10 +18,14 @@ upload         the in-memory upload store                    ``parse.parse_graph
 
 Post-condition: a second request for the same (experiment, run, tag, kind, step) does no
 reading or parsing; callers must not mutate what they get.
+
+The store returns data (protos, ``Upload`` records) and raises ``tensorboard.errors`` (the data
+provider's own vocabulary) or ``GraphTooLarge``; ``api/`` turns them into HTTP answers.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from typing import Optional
 
@@ -29,11 +33,12 @@ from tensorboard import errors
 from tensorboard.compat.proto import graph_pb2
 
 from tb_graph_plugin import metadata
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.cache import LruCache
 from tb_graph_plugin.ingest import blobs, event_file, keras_model, parse, run_metadata
 
-__all__ = ["GraphStore", "GraphTooLargeError", "check_op_limit", "count_ops", "DEFAULT_CACHE_BYTES", "DEFAULT_UPLOAD_LIMIT_BYTES", "DEFAULT_MAX_OPS"]
+__all__ = ["GraphStore", "GraphTooLarge", "Upload", "check_op_limit", "count_ops", "DEFAULT_CACHE_BYTES",
+           "DEFAULT_UPLOAD_LIMIT_BYTES", "DEFAULT_MAX_OPS"]
 
 DEFAULT_CACHE_BYTES = 2 << 30
 DEFAULT_UPLOAD_LIMIT_BYTES = 256 << 20
@@ -44,18 +49,23 @@ _OP_GRAPH_NAMES = (metadata.RUN_METADATA, metadata.RUN_METADATA_WITH_GRAPH)
 _PROFILE_NAMES = (metadata.TAGGED_RUN_METADATA, metadata.RUN_METADATA)
 
 
-class GraphTooLargeError(errors.PublicError):
-    """A graph with more ops than the server's ``--graph_explorer_max_ops`` (HTTP 413)."""
-
-    error_code = "graph_too_large"
-    http_code = 413
+class GraphTooLarge(ValueError):
+    """A graph with more ops than the store's ``max_ops``: ``what`` it is, its ``ops``, the ``limit``."""
 
     def __init__(self, what: str, ops: int, limit: int):
-        super().__init__(
-            f"{what} has {ops:,} ops, more than this server's limit of {limit:,} "
-            "(TensorBoard flag --graph_explorer_max_ops); the stock-compatible /graph route still "
-            "serves its GraphDef"
-        )
+        super().__init__(f"{what} has {ops:,} ops, more than the limit of {limit:,}")
+        self.what, self.ops, self.limit = what, ops, limit
+
+
+@dataclasses.dataclass(frozen=True)
+class Upload:
+    """An uploaded graph the store keeps: the ``ref`` that opens it, its op count (function
+    library excluded), what was wrong but did not stop it, and what was opened."""
+
+    ref: wire.GraphRef
+    ops: int
+    warnings: list[str]
+    source: str  # "graph file", "run graph (step 0)", ...
 
 
 def count_ops(graph: graph_pb2.GraphDef) -> int:
@@ -64,10 +74,10 @@ def count_ops(graph: graph_pb2.GraphDef) -> int:
 
 
 def check_op_limit(graph: graph_pb2.GraphDef, what: str, max_ops: int) -> None:
-    """Raise ``GraphTooLargeError`` when ``graph`` has more ops than ``max_ops``."""
+    """Raise ``GraphTooLarge`` when ``graph`` has more ops than ``max_ops``."""
     ops = count_ops(graph)
     if ops > max_ops:
-        raise GraphTooLargeError(what, ops, max_ops)
+        raise GraphTooLarge(what, ops, max_ops)
 
 
 def _size_of(value) -> int:
@@ -94,10 +104,11 @@ class GraphStore:
         self._provider = data_provider
         # a graph bigger than the whole budget is answered but not kept
         self._cache: LruCache = LruCache(max_size=max_cache_bytes, size_of=_size_of)
-        # an upload is the only copy of its graph: the newest is kept even when over the budget
-        self._uploads: LruCache[str, graph_pb2.GraphDef] = LruCache(
+        # upload id -> (GraphDef, bytes of the uploaded file, what it counts for); an upload is the
+        # only copy of its graph: the newest is kept even when over the budget
+        self._uploads: LruCache[str, tuple[graph_pb2.GraphDef, int]] = LruCache(
             max_entries=MAX_UPLOADS, max_size=max_cache_bytes if max_upload_bytes is None else max_upload_bytes,
-            size_of=lambda graph: graph.ByteSize(), keep_oversized=True)
+            size_of=lambda entry: entry[1], keep_oversized=True)
         self.upload_limit_bytes = upload_limit_bytes
         self.max_ops = max_ops
 
@@ -199,16 +210,21 @@ class GraphStore:
             ) from None
 
     def check_op_limit(self, graph: graph_pb2.GraphDef, what: str) -> None:
-        """Raise ``GraphTooLargeError`` when ``graph`` has more ops than ``max_ops``."""
+        """Raise ``GraphTooLarge`` when ``graph`` has more ops than ``max_ops``."""
         check_op_limit(graph, what, self.max_ops)
 
     # -- uploads --------------------------------------------------------------------------
 
-    def add_upload(self, blob: bytes, filename: str = "upload") -> wire.UploadAnswer:
+    def add_upload(self, blob: bytes, filename: str = "upload") -> Upload:
         """Parse an uploaded .pb/.pbtxt GraphDef or event file; keep it under a content-derived id.
 
         An event file (``*tfevents*``) is read record by record: corrupt records are skipped and
-        listed in the answer's ``warnings`` (see ``event_file``).
+        listed in the ``Upload``'s ``warnings`` (see ``event_file``). Raises
+        ``errors.InvalidArgumentError`` for a blob over ``upload_limit_bytes`` or that is no graph,
+        ``GraphTooLarge`` past ``max_ops`` (then nothing is kept). An upload counts for its size in
+        bytes against ``max_upload_bytes``: the size of its GraphDef for a binary .pb, more for an
+        event file (other records) or a .pbtxt (text); ``ByteSize()`` would serialize the graph
+        again (0.2 s at 50 MB).
         """
         if len(blob) > self.upload_limit_bytes:
             raise errors.InvalidArgumentError(
@@ -223,12 +239,12 @@ class GraphStore:
             graph = parse.parse_graph_file(blob, f"uploaded file {filename!r}")
         self.check_op_limit(graph, f"uploaded file {filename!r}")
         upload_id = hashlib.sha256(blob).hexdigest()[:16]
-        self._uploads.put(upload_id, graph)
+        self._uploads.put(upload_id, (graph, len(blob)))
         ref = wire.GraphRef(run=metadata.UPLOAD_RUN, tag=upload_id, kind=wire.GraphKind.OP)
-        return wire.UploadAnswer(graph=ref, ops=len(graph.node), warnings=warnings, source=source)
+        return Upload(ref=ref, ops=len(graph.node), warnings=warnings, source=source)
 
     def _upload(self, upload_id: str) -> graph_pb2.GraphDef:
-        graph = self._uploads.get(upload_id)
+        graph, _ = self._uploads.get(upload_id) or (None, 0)
         if graph is None:
             raise errors.NotFoundError(
                 f"unknown upload {upload_id!r} (uploads live in server memory and are lost "

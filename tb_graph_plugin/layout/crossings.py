@@ -5,7 +5,7 @@ different engines are comparable. Method: horizontal scan lines (vertical scan l
 LR/RL) at every distinct node-centre row and half way between consecutive rows; each
 polyline is sampled where it meets each scan line; between two consecutive scan lines two
 edges cross iff their left-to-right order flips, which is an inversion count (bilayer
-crossing counting, Barth/Juenger/Mutzel, done by a vectorised merge sort).
+crossing counting, [BJM04] in docs/references.md, done by a vectorised merge sort).
 
 Pre: polylines of a layered drawing (monotone along the rank axis, as every layered
 engine draws them). Post: an exact count for straight segments between scan lines; two

@@ -1,7 +1,7 @@
 """Scene export for documents and Graphviz users: ``scene_to_svg`` and ``scene_to_dot``.
 
 Behind ``tb-graph layout PATH [--expand G ...] [--format json|svg|dot]`` (JSON is
-``api.wire.to_json(scene)``). All text from the graph (names, labels, ops) is escaped: SVG
+``wire.to_json(scene)``). All text from the graph (names, labels, ops) is escaped: SVG
 with XML escaping, DOT with quoted strings (``"`` escaped). The SVG's texts are placed by
 :mod:`tb_graph_plugin.layout.labels` with the canvas's rules (no text over another text or a
 node; op labels beside their ellipse, edge labels on their own edge), each ``<text>`` naming
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.layout.labels import FONT_FAMILY, place_labels
 
 __all__ = ["scene_to_svg", "scene_to_dot", "scene_to_json", "EXPORTERS"]

@@ -1,7 +1,7 @@
 """Label placement for drawings made on the server (the SVG export), with the canvas's rules.
 
-Mirrors ``frontend/src/render/labels.ts`` (issue 11): a greedy placer over candidate spots
-(Christensen, Marks & Shieber 1995, "An empirical study of algorithms for point-feature label
+Mirrors ``frontend/src/render/labels.ts`` (the same rules): a greedy placer over candidate spots
+([CMS95], docs/references.md: "An empirical study of algorithms for point-feature label
 placement"), in priority order: expanded groups' headers, collapsed groups' and series' labels
 inside their box, op labels beside the ellipse (right, left, above, below), edge labels on the
 middle of a segment of their own edge (longest first; the same text nearby once). A text is
@@ -23,7 +23,7 @@ import dataclasses
 import re
 from typing import Optional
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 
 __all__ = ["PlacedText", "text_width", "attribute_first", "place_labels", "boxes_intersect"]
 

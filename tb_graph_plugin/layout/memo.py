@@ -1,6 +1,6 @@
 """Structural memo: graphs identical up to node ids get one layout, computed once.
 
-The VAST paper (004, C1) asks that topologically identical subgraphs look the same; in
+[VAST] (§4.1, task T2) asks that topologically identical subgraphs look the same; in
 models they are everywhere (ResNet blocks, transformer layers, per-variable optimizer
 updates), so the memo both keeps them identical and skips their re-layout. The key is the
 node sizes and edges by node position (ids dropped) plus the options; results are kept by

@@ -15,6 +15,8 @@ import dataclasses
 import enum
 from typing import TYPE_CHECKING, Optional
 
+from tb_graph_plugin.wire import EdgeKind
+
 if TYPE_CHECKING:  # pragma: no cover
     from tb_graph_plugin.layout.engines import LayoutEngine
 
@@ -70,7 +72,7 @@ class LayoutEdge:
     source: str
     target: str
     weight: float = 1.0  # pull towards a short, straight edge
-    kind: str = "data"  # "data", "control", "reference": informational for engines
+    kind: EdgeKind = EdgeKind.DATA  # informational for engines
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""``/diff`` through a real TensorBoard app over logs written by TF (issue 13).
+"""``/diff`` through a real TensorBoard app over logs written by TF.
 
 Two graphs of the same Keras MLP traced by TF (``keras_diff_pair``: ``fc2`` added, ``fc1``'s
 activation relu -> tanh) and the two ``tf1_graph`` run-graph steps (0: the training graph, 5:

@@ -1,4 +1,5 @@
-"""Errors of the routes: status codes and messages that say the real cause (issue 2, must show)."""
+"""Errors of the routes: status codes and messages that say the real cause (never the stock
+tab's "Malformed GraphDef")."""
 
 from __future__ import annotations
 
@@ -70,7 +71,7 @@ def test_unknown_step_names_the_kept_steps(app):
     assert len(steps) == 2  # the run graph written at two steps
     # The stock plugin serves only the latest; ours serves each step.
     store = app.ours._store
-    from tb_graph_plugin.api import wire
+    from tb_graph_plugin import wire
 
     ref = lambda step: wire.GraphRef("tf1_graph", "__run_graph__", wire.GraphKind.OP, step)  # noqa: E731
     first = store.graph_def(CTX, "", ref(steps[0]["step"]))

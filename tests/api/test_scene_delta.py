@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.layout.scene import LayoutCache, apply_delta, build_scene, scene_delta
 from tests.tb_app import OURS, TbApp
 

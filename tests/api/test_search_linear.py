@@ -1,4 +1,4 @@
-"""Issue 15: /search runs in linear time (RE2) and never stalls the worker that holds the graph.
+"""/search runs in linear time ([RE2] in docs/references.md) and never stalls the worker that holds the graph.
 
 Regression: ``(a+)+$`` against a node named 36 ``a``s then ``!`` took ~2^36 backtracking steps
 in Python's ``re``; the search job ran until the 300 s job time limit and every other request on

@@ -1,6 +1,6 @@
 """Our stock-compatible routes against the stock Graphs plugin, in one TensorBoardWSGI app.
 
-Must show (issue 2): for every kind of real log, our ``/info`` equals the stock ``/info``, and our
+Must show (stock compatibility): for every kind of real log, our ``/info`` equals the stock ``/info``, and our
 ``/graph`` (and ``/run_metadata``) parse to the same protos as the stock plugin's.
 """
 

@@ -1,4 +1,4 @@
-"""Warm-up: the graph the tab opens first is built before anyone asks for it (issue 5, first paint)."""
+"""Warm-up: the graph the tab opens first is built before anyone asks for it (a fast first paint)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.api.routes import scene_args
 from tests.tb_app import OURS, TbApp
 

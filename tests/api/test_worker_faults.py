@@ -1,4 +1,4 @@
-"""Issue 15: a crashed job is retried once on a fresh worker; a graph that kills every worker
+"""Worker faults: a crashed job is retried once on a fresh worker; a graph that kills every worker
 answers one clear 500; a silent or overdue worker is replaced and its queued jobs move.
 
 Faults are injected deterministically through ``tb_graph_plugin.api.faults``: the workers'

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
 
 import pytest
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
+from tb_graph_plugin.api import faults
 from tb_graph_plugin.api.workers import JobFailed, WorkerPool
 from tests.tb_app import OURS, TbApp
 
@@ -110,20 +112,69 @@ def test_job_past_time_limit_fails_and_pool_recovers(app):
         pool.close()
 
 
-def test_killed_worker_fails_its_job_and_is_replaced(app):
+@pytest.fixture
+def fault_plan(tmp_path, monkeypatch):
+    """A fault plan (``api/faults.py``) in the environment the pool's workers start with."""
+    path = str(tmp_path / "plan.json")
+    monkeypatch.setenv(faults.ENV_VAR, path)
+
+    def set_rules(*rules):
+        with open(path, "w") as f:
+            json.dump({"rules": list(rules)}, f)
+        return path
+
+    set_rules()
+    return set_rules
+
+
+def _warm_pool(app):
     pool = WorkerPool(n_workers=1)
+    warm = pool.submit("warm", "search", {"q": "a", "op": None}, "g", _payload(app))
+    assert warm.wait(60) and warm.value()
+    return pool, pool._workers[0]
+
+
+def test_worker_killed_while_idle_is_replaced(app, fault_plan):
+    pool, victim = _warm_pool(app)
     try:
-        warm = pool.submit("warm", "search", {"q": "a", "op": None}, "g", _payload(app))
-        assert warm.wait(60) and warm.value()
-        victim = pool._workers[0]
-        handle = pool.submit("crash", "search", {"q": "b", "op": None}, "g2", _payload(app))
-        os.kill(victim.process.pid, signal.SIGKILL)
-        assert handle.wait(60)
-        if handle.error is not None:  # the kill landed while the job ran
-            assert "worker process died" in str(handle.error)
+        os.kill(victim.process.pid, signal.SIGKILL)  # no job is running or queued
+        deadline = time.monotonic() + 30
+        while pool.restarted == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the watchdog notices within its 0.25 s period
+        assert pool.restarted == 1 and pool._workers[0] is not victim
         after = pool.submit("after", "search", {"q": "c", "op": None}, "g", _payload(app))
         assert after.wait(60) and "hits" in after.value()
-        assert pool._workers[0] is not victim and pool.restarted == 1
+        assert pool.retried == 0 and pool.restarted == 1
+    finally:
+        pool.close()
+
+
+def test_worker_killed_during_a_job_is_replaced_and_the_job_retried(app, fault_plan):
+    plan = fault_plan({"stage": "search", "graph": "'g2'", "times": 1})  # once, while the job runs
+    pool, victim = _warm_pool(app)
+    try:
+        handle = pool.submit("crash", "search", {"q": "b", "op": None}, "g2", _payload(app))
+        assert handle.wait(60)
+        assert handle.error is None and "hits" in handle.value()  # retried once on the fresh worker
+        assert faults.crashes(plan) == [0]
+        assert pool._workers[0] is not victim and pool.restarted == 1 and pool.retried == 1
+    finally:
+        pool.close()
+
+
+def test_worker_killed_twice_fails_its_job_and_is_replaced(app, fault_plan):
+    plan = fault_plan({"stage": "search", "graph": "'g2'"})  # every time the job reaches search
+    pool, victim = _warm_pool(app)
+    try:
+        handle = pool.submit("crash", "search", {"q": "b", "op": None}, "g2", _payload(app))
+        assert handle.wait(60)
+        with pytest.raises(JobFailed, match=r"search failed: the worker process died in stage 'search' "
+                                            r"\(exit codes -9, then -9\), on 2 workers in a row"):
+            handle.value()
+        assert faults.crashes(plan) == [0, 0]
+        after = pool.submit("after", "search", {"q": "c", "op": None}, "g", _payload(app))
+        assert after.wait(60) and "hits" in after.value()  # the pool serves other graphs
+        assert pool._workers[0] is not victim and pool.restarted == 2 and pool.retried == 1
     finally:
         pool.close()
 
@@ -155,7 +206,7 @@ def test_worker_keeps_max_graphs_and_asks_again_for_an_evicted_one(app):
 
 def test_quick_lane_answers_while_the_main_lane_builds(app):
     """A ``node`` job on a built graph runs on the quick lane while the main lane is busy: the
-    worker answers it before the build queued ahead of it finishes (issue 15)."""
+    worker answers it before the build queued ahead of it finishes."""
     import threading
 
     from tb_graph_plugin.api.worker_process import worker_main

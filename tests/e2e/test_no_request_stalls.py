@@ -1,4 +1,5 @@
-"""Issue 15 end to end, through a real ``tensorboard`` process with the plugin (this checkout).
+"""No request stalls (worker faults, ReDoS, memory) end to end, through a real ``tensorboard``
+process with the plugin (this checkout).
 
 - The ReDoS pattern ``(a+)+$`` against an uploaded graph holding a node named 36 ``a``s then
   ``!`` answers within 2 s, and the ``/scene`` of another graph asked right after answers at once

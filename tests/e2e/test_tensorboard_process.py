@@ -1,6 +1,6 @@
 """End to end: ``tensorboard --logdir demo_logs`` with the installed plugin, both data providers.
 
-Must show (issue 2): the plugin is listed and enabled at ``/data/plugins_listing`` beside the
+Must show (stock compatibility): the plugin is listed and enabled at ``/data/plugins_listing`` beside the
 built-in Graphs tab, and for every demo log our ``/info`` and ``/graph`` equal the stock ones -
 under the Python multiplexer and under the Rust data server (``--load_fast=true``).
 """

@@ -4,16 +4,8 @@ from __future__ import annotations
 
 from tensorboard.compat.proto import graph_pb2, types_pb2
 
-from tb_graph_plugin.graph import (
-    EDGE_CONTROL,
-    EDGE_DATA,
-    EDGE_REFERENCE,
-    IN_EMBEDDING,
-    MAIN,
-    OUT_EMBEDDING,
-    SlimGraphOptions,
-    build_slim_graph,
-)
+from tb_graph_plugin.graph import SlimGraphOptions, build_slim_graph
+from tb_graph_plugin.wire import EdgeKindCode, EmbeddingRole
 
 
 def _graph(*nodes):
@@ -33,14 +25,14 @@ def _edges(slim):
 def test_control_and_output_suffixes_are_normalized():
     g = _graph(("a", "Split", []), ("b", "NoOp", []), ("c", "Add", ["a:1", "a", "^b"]))
     slim = build_slim_graph(g)
-    assert _edges(slim) == [("a", "c", EDGE_DATA, 0), ("a", "c", EDGE_DATA, 1),
-                            ("b", "c", EDGE_CONTROL, -1)]
+    assert _edges(slim) == [("a", "c", EdgeKindCode.DATA, 0), ("a", "c", EdgeKindCode.DATA, 1),
+                            ("b", "c", EdgeKindCode.CONTROL, -1)]
 
 
 def test_reference_edge_is_input_zero_of_assign():
     g = _graph(("v", "VariableV2", []), ("x", "Placeholder", []), ("as", "Assign", ["v", "x"]))
     kinds = {(s, d): k for s, d, k, _ in _edges(build_slim_graph(g))}
-    assert kinds == {("v", "as"): EDGE_REFERENCE, ("x", "as"): EDGE_DATA}
+    assert kinds == {("v", "as"): EdgeKindCode.REFERENCE, ("x", "as"): EdgeKindCode.DATA}
 
 
 def test_output_shapes_give_edge_sizes_devices_and_xla():
@@ -64,11 +56,11 @@ def test_const_and_summary_are_embeddings_beside_their_op():
                ("s", "ScalarSummary", ["m"]), ("unused", "Const", []))
     slim = build_slim_graph(g)
     i = slim.index
-    assert slim.embedding[i["w"]] == IN_EMBEDDING and slim.owner[i["w"]] == i["m"]
-    assert slim.embedding[i["s"]] == OUT_EMBEDDING and slim.owner[i["s"]] == i["m"]
-    assert slim.embedding[i["unused"]] == MAIN  # nothing to sit beside
+    assert slim.embedding[i["w"]] == EmbeddingRole.IN_EMBEDDING and slim.owner[i["w"]] == i["m"]
+    assert slim.embedding[i["s"]] == EmbeddingRole.OUT_EMBEDDING and slim.owner[i["s"]] == i["m"]
+    assert slim.embedding[i["unused"]] == EmbeddingRole.MAIN  # nothing to sit beside
     assert slim.in_embeddings[i["m"]] == [i["w"]] and slim.out_embeddings[i["m"]] == [i["s"]]
-    assert _edges(slim) == [("x", "m", EDGE_DATA, 0)]
+    assert _edges(slim) == [("x", "m", EdgeKindCode.DATA, 0)]
     assert len(slim.embedding_edges) == 2
 
 
@@ -81,11 +73,11 @@ def test_torch_noise_is_embedded_and_its_data_inputs_go_to_the_consumer():
     i = slim.index
     assert slim.owner[i["lst"]] == i["v"] and slim.owner[i["w"]] == i["lin"]
     assert slim.owner[i["self"]] == i["lin"]  # chain GetAttr -> GetAttr -> linear
-    assert ("n", "v", EDGE_DATA, 0) in _edges(slim)  # data input kept, re-targeted
-    assert all(slim.embedding[s] == MAIN and slim.embedding[d] == MAIN
+    assert ("n", "v", EdgeKindCode.DATA, 0) in _edges(slim)  # data input kept, re-targeted
+    assert all(slim.embedding[s] == EmbeddingRole.MAIN and slim.embedding[d] == EmbeddingRole.MAIN
                for s, d in zip(slim.edge_src, slim.edge_dst))
     off = build_slim_graph(g, SlimGraphOptions(embed_torch_noise=False))
-    assert all(r == MAIN for r in off.embedding)
+    assert all(r == EmbeddingRole.MAIN for r in off.embedding)
 
 
 def test_resource_arg_and_its_read_are_embeddings():
@@ -95,11 +87,11 @@ def test_resource_arg_and_its_read_are_embeddings():
     g.node[1].attr["T"].type = types_pb2.DT_RESOURCE
     slim = build_slim_graph(g)
     i = slim.index
-    assert slim.embedding[i["x"]] == MAIN
-    assert slim.embedding[i["h"]] == IN_EMBEDDING and slim.embedding[i["r"]] == IN_EMBEDDING
+    assert slim.embedding[i["x"]] == EmbeddingRole.MAIN
+    assert slim.embedding[i["h"]] == EmbeddingRole.IN_EMBEDDING and slim.embedding[i["r"]] == EmbeddingRole.IN_EMBEDDING
     assert slim.owner[i["r"]] == i["m"]
     assert i["h"] in slim.in_embeddings[i["upd"]]  # listed beside every consumer
-    assert _edges(slim) == [("m", "upd", EDGE_DATA, 0), ("x", "m", EDGE_DATA, 0)]
+    assert _edges(slim) == [("m", "upd", EdgeKindCode.DATA, 0), ("x", "m", EdgeKindCode.DATA, 0)]
 
 
 def test_name_that_is_also_a_namespace_is_renamed():
@@ -114,7 +106,7 @@ def test_dangling_inputs_are_kept_and_cycles_allowed():
     g = _graph(("a", "Merge", ["b", "ghost:1"]), ("b", "NextIteration", ["a"]))
     slim = build_slim_graph(g)
     assert [(d.node, d.input) for d in slim.dangling] == [(0, "ghost:1")]
-    assert _edges(slim) == [("a", "b", EDGE_DATA, 0), ("b", "a", EDGE_DATA, 0)]
+    assert _edges(slim) == [("a", "b", EdgeKindCode.DATA, 0), ("b", "a", EdgeKindCode.DATA, 0)]
 
 
 def test_function_library_nodes():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tb_graph_plugin.graph.model import MAIN
+from tb_graph_plugin.wire import EmbeddingRole
 from tb_graph_plugin.hierarchy import Hierarchy
 
 
@@ -20,12 +20,12 @@ def check_invariants(h: Hierarchy) -> None:
             parent = h.op_parent[c] if c < n else h.groups[c - n].parent
             assert parent == g.id, f"parent pointer of {h.name_of(c)} is wrong"
     for i in range(n):
-        if slim.embedding[i] == MAIN:
+        if slim.embedding[i] == EmbeddingRole.MAIN:
             assert i in seen, f"main op {slim.names[i]} is not placed"
         else:
             assert i not in seen
-            assert slim.embedding[slim.owner[i]] == MAIN
-    assert h.root.cardinality == sum(1 for r in slim.embedding if r == MAIN)
+            assert slim.embedding[slim.owner[i]] == EmbeddingRole.MAIN
+    assert h.root.cardinality == sum(1 for r in slim.embedding if r == EmbeddingRole.MAIN)
     # every base edge in exactly one metaedge, at the LCA; sizes add up
     counted = [0] * slim.n_edges
     for g in h.groups:

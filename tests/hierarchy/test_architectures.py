@@ -1,5 +1,6 @@
-"""Every architectural block is one group, on models nobody tuned the rules for (issue: real
-building blocks). The expected blocks come from the authoring framework, not from our rules:
+"""Every architectural block is one group, on models nobody tuned the rules for (real
+building blocks, as the framework authored them). The expected blocks come from the authoring
+framework, not from our rules:
 ``expected_blocks.json`` (written beside the events by ``tests/logwriters.py``) maps each
 block to the trace scopes of its Keras layers (recorded while TensorFlow traced them) and a
 kind (its layer classes); Inception modules are read from the Keras functional graph."""
@@ -11,10 +12,9 @@ from collections import defaultdict
 
 import pytest
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.cli import load_graph_def
 from tb_graph_plugin.graph import build_slim_graph
-from tb_graph_plugin.graph.model import MAIN
 from tb_graph_plugin.hierarchy import build_hierarchy
 from tb_graph_plugin.hierarchy.dataflow import graph_from_metaedges, is_acyclic, series_shape
 from tb_graph_plugin.layout.scene import LayoutCache, build_scene
@@ -57,7 +57,7 @@ def test_every_block_is_one_group_holding_its_ops_and_no_other_blocks(real_logs,
     layer_scopes = expected["layer_scopes"]
     scope_of = {}
     for i, name in enumerate(h.slim.names):
-        if h.slim.embedding[i] != MAIN:
+        if h.slim.embedding[i] != wire.EmbeddingRole.MAIN:
             continue
         for scope in layer_scopes:  # a layer's ops are named <scope>/...
             if name.startswith(scope + "/"):

@@ -11,7 +11,8 @@ from tensorboard.compat.proto import graph_pb2
 
 from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy
-from tb_graph_plugin.hierarchy.dataflow import Contraction, graph_from_metaedges, is_acyclic, series_shape
+from tb_graph_plugin.hierarchy.dataflow import (Contraction, graph_from_metaedges, is_acyclic, series_shape,
+                                              strong_components)
 from tests.hierarchy.invariants import check_invariants
 
 _PATTERNS = [
@@ -79,8 +80,35 @@ def test_contraction_refuses_a_block_a_path_leaves_and_reenters():
 def test_series_shape_chain_unconnected_or_neither():
     assert series_shape([{1}, {2}, set()], [0, 1, 2]) == "chain"
     assert series_shape([set(), set(), set()], [0, 1, 2]) == "unconnected"
-    assert series_shape([{2}, set(), set()], [0, 1, 2]) is None  # 0 feeds 2, not 1
+    assert series_shape([{2}, set(), set()], [0, 1, 2]) == "forward"  # 0 feeds 2, not 1
     assert series_shape([set(), {0}, set()], [0, 1, 2]) is None  # backwards
+
+
+def test_strong_components_and_contraction_on_one_existing_cycle():
+    # t <-> a, t <-> b (a and b each read from and feed t: gradient sums), c outside the cycle
+    succ = [{1, 2}, {0, 3}, {0}, set()]
+    comp = strong_components(succ)
+    assert comp[0] == comp[1] == comp[2] != comp[3]
+    c = Contraction(succ)
+    assert c.on_one_cycle([1, 2]) and c.try_add([1, 2])
+    assert not Contraction(succ).try_add([2, 3])  # 2 -> t -> a -> 3 leaves and comes back
+    acyclic = [{1}, {2}, set()]
+    assert not Contraction(acyclic).on_one_cycle([0, 2])
+
+
+def test_regression_gradient_sums_on_the_tape_cycle_form_a_forward_series():
+    # A training step's root: every AddN reads gradients from gradient_tape and feeds it back
+    # (a cycle TensorFlow wrote), some AddN feed later ones. Contracting them adds no cycle.
+    nodes = [("x", "Placeholder", [])]
+    for k in range(6):
+        name = "AddN" if k == 0 else f"AddN_{k}"
+        inputs = [f"gradient_tape/g{k}"] + ([f"AddN_{k - 1}" if k > 1 else "AddN"] if k % 2 else [])
+        nodes += [(f"gradient_tape/g{k}", "Mul", ["x"] + ([f"{name}"] if k else [])), (name, "AddN", inputs)]
+    nodes += [("gradient_tape/out", "Identity", ["AddN_5"])]
+    h = _graph(nodes)
+    (addn,) = [s for s in h.series_nodes() if s.label.startswith("AddN")]
+    assert addn.label == "AddN_[0-5]" and addn.parent == h.root.id
+    check_invariants(h)
 
 
 def _graph(nodes):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 from tensorboard.compat.proto import config_pb2, graph_pb2
 
 from tb_graph_plugin.graph import build_slim_graph
@@ -198,7 +201,7 @@ def test_profile_join_sums_per_group():
 
 
 def test_node_details_fields_and_elided_attrs():
-    from tb_graph_plugin.api.wire import NodeDetails, to_json
+    from tb_graph_plugin import wire
 
     g = graph_pb2.GraphDef()
     g.node.add(name="w", op="Const")
@@ -208,16 +211,23 @@ def test_node_details_fields_and_elided_attrs():
     g.node.add(name="s/m", op="MatMul", input=["x", "w"])
     h = build_hierarchy(build_slim_graph(g))
     d = node_details(h, "w")
-    assert d["kind"] == "in_embedding"
-    assert d["attrs"][0]["key"] == "value" and d["attrs"][0]["elided_bytes"] > 4000
+    assert isinstance(d, wire.NodeDetails) and d.kind is wire.NodeKind.IN_EMBEDDING
+    assert d.attrs[0].key == "value" and d.attrs[0].elided_bytes > 4000 and d.attrs[0].value is None
     m = node_details(h, "s/m")
-    assert [i["name"] for i in m["inputs"]] == ["x", "w"]
-    assert [i["visible"] for i in m["inputs"]] == [True, False]
-    assert node_details(h, "x")["attrs"] == [{"key": "dtype", "value": "type: DT_FLOAT"}]
+    assert [(i.name, i.kind, i.visible) for i in m.inputs] == [("x", wire.EdgeKind.DATA, True),
+                                                               ("w", wire.EdgeKind.DATA, False)]
+    assert node_details(h, "x").attrs == [wire.NodeAttr(key="dtype", value="type: DT_FLOAT")]
     grp = node_details(h, "s")
-    assert grp["kind"] == "meta" and grp["cardinality"] == 1 and grp["inputs"][0]["name"] == "x"
-    to_json(NodeDetails(**m))
-    to_json(NodeDetails(**grp))
+    assert grp.kind is wire.NodeKind.META and grp.cardinality == 1
+    assert grp.inputs == [wire.NodeIo(name="x", shape=None, kind=wire.EdgeKind.DATA, visible=True, count=1, size=1)]
+    # the JSON leaves out what is None only where declared (OMIT_NONE): an elided attr has no value,
+    # an op's inputs no count/size; every other field is written
+    plain = json.loads(wire.to_json(d))
+    assert plain["attrs"][0] == {"key": "value", "elided_bytes": d.attrs[0].elided_bytes}
+    assert json.loads(wire.to_json(m))["inputs"][0] == {"name": "x", "shape": None, "kind": "data", "visible": True}
+    assert list(plain) == [f.name for f in dataclasses.fields(wire.NodeDetails)]
+    assert json.loads(wire.to_json(grp))["inputs"][0] == {"name": "x", "shape": None, "kind": "data", "visible": True,
+                                                          "count": 1, "size": 1}
 
 
 def test_block_series_reads_keras_trace_scopes_as_layer_names():

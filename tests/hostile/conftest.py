@@ -1,4 +1,4 @@
-"""Fixtures of the hostile-input tests (issue 6).
+"""Fixtures of the hostile-input tests.
 
 ``hostile_logs`` is session-scoped and cached like ``real_logs``: the kinds of
 ``tests/hostile/hostile_logs.py`` are written by real TF (one subprocess, all kinds) into

@@ -1,4 +1,4 @@
-"""Write hostile-but-real TensorBoard graph logs with the real TF APIs (issue 6).
+"""Write hostile-but-real TensorBoard graph logs with the real TF APIs.
 
 Each kind is one run directory under ``OUTDIR/<kind>/``, written by ``write_<kind>(run_dir)``:
 

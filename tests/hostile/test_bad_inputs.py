@@ -1,4 +1,4 @@
-"""Bad inputs, one test each, asserting the exact error class and message (issue 6, must show).
+"""Bad inputs, one test each, asserting the exact error class and message.
 
 Through the HTTP routes of a real ``TensorBoardWSGI`` app (``TbApp``) and through the library:
 uploads that are not GraphDefs, truncated / corrupt event files (copies of real logs with their
@@ -389,7 +389,7 @@ def test_bad_search_regex_is_400(app):
     tag = _upload(app, DANGLING)
     message = _json_error(app.get(OURS + "/search", run="__upload__", tag=tag, q="(", wait="30"), 400)
     assert message == ("Invalid argument: bad search regex '(': missing ): ( (search uses RE2 syntax, which runs "
-                       "in linear time and has no backreferences or look-around)")  # RE2's reason (issue 15)
+                       "in linear time and has no backreferences or look-around)")  # RE2's reason
 
 
 def test_search_without_query_is_400(app):

@@ -1,4 +1,4 @@
-"""Uploading a damaged event file keeps every intact record and says what was skipped (issue 6).
+"""Uploading a damaged event file keeps every intact record and says what was skipped.
 
 TensorBoard's own readers stop at an event file's first corrupt record (see
 ``test_bad_inputs.test_broken_event_files_keep_the_records_before_the_damage``). An uploaded event
@@ -10,6 +10,7 @@ summaries, graph step 5) must open on their newest intact graph, with a warning 
 from __future__ import annotations
 
 import json
+import struct
 
 import pytest
 
@@ -47,37 +48,55 @@ def test_intact_event_file_opens_its_latest_run_graph(app, broken_logdir):
     assert _search(app, answer, "^eval/features$") == ["eval/features"]  # only in the step 5 graph
 
 
+def _frames(broken_logdir) -> list[tuple[int, int]]:
+    """``(offset, data length)`` of each TFRecord frame of the intact file, read with ``struct``
+    (u64 length, u32 crc, data, u32 crc): where ``broken_logdir`` put its damage. Record 1 is the
+    step 0 graph, 3 the run metadata ``step1``, 5 the step 5 graph."""
+    data = _event_bytes(broken_logdir, "good")
+    frames, off = [], 0
+    while off < len(data):
+        (length,) = struct.unpack_from("<Q", data, off)
+        frames.append((off, length))
+        off += 8 + 4 + length + 4
+    assert off == len(data) and len(frames) == 6
+    return frames
+
+
 def test_records_after_a_corrupt_one_are_kept(app, broken_logdir):
     """TensorBoard loses the step 5 graph behind the corrupt profile record; the upload keeps it."""
+    frames = _frames(broken_logdir)
+    rm, rm_length = frames[3]  # the fixture flipped a data byte of this record
     blob = _event_bytes(broken_logdir, "crc_run_metadata")
-    records, _ = event_file.read_records(blob)
     answer = _upload(app, blob, "events.out.tfevents.1.crc")
     assert answer["source"] == "run graph (step 5)"
-    (warning,) = answer["warnings"]
-    offset = int(warning.split("byte ")[1].split(" ")[0])
-    assert warning == f"corrupt record at byte {offset} ({warning.split('(')[1].split(' bytes')[0]} bytes, data checksum mismatch) was skipped"
-    assert offset not in {o for o, _ in records}
+    assert answer["warnings"] == [f"corrupt record at byte {rm} ({rm_length} bytes, data checksum mismatch) was skipped"]
+    records, _ = event_file.read_records(blob)
+    assert [o for o, _ in records] == [o for i, (o, _) in enumerate(frames) if i != 3]
     assert _search(app, answer, "^eval/features$") == ["eval/features"]
 
 
 def test_corrupt_length_field_skips_to_the_next_valid_header(app, broken_logdir):
+    frames = _frames(broken_logdir)
+    rm, next_record = frames[3][0], frames[4][0]  # the fixture flipped a byte of record 3's length
     answer = _upload(app, _event_bytes(broken_logdir, "bad_length"), "events.out.tfevents.1.len")
     assert answer["source"] == "run graph (step 5)"
-    (warning,) = answer["warnings"]
-    assert warning.startswith("corrupt record header at byte ") and "(length checksum mismatch): bytes " in warning
+    assert answer["warnings"] == [f"corrupt record header at byte {rm} (length checksum mismatch): "
+                                  f"bytes {rm}..{next_record} were skipped"]
 
 
 def test_truncated_last_record_is_reported(app, broken_logdir):
+    graph5, length = _frames(broken_logdir)[5]  # the fixture kept its header and 500 data bytes
     answer = _upload(app, _event_bytes(broken_logdir, "truncated"), "events.out.tfevents.1.cut")
     assert answer["source"] == "run graph (step 0)"
-    (warning,) = answer["warnings"]
-    assert warning.startswith("truncated record at byte ") and warning.endswith("; the record was skipped")
+    assert answer["warnings"] == [f"truncated record at byte {graph5}: it declares {length} bytes but the file "
+                                  "ends after 500; the record was skipped"]
 
 
 def test_first_graph_corrupt_opens_the_later_one(app, broken_logdir):
+    graph0, length = _frames(broken_logdir)[1]  # the fixture flipped a data byte of the step 0 graph
     answer = _upload(app, _event_bytes(broken_logdir, "crc_graph"), "events.out.tfevents.1.g")
     assert answer["source"] == "run graph (step 5)"
-    assert len(answer["warnings"]) == 1 and "data checksum mismatch" in answer["warnings"][0]
+    assert answer["warnings"] == [f"corrupt record at byte {graph0} ({length} bytes, data checksum mismatch) was skipped"]
 
 
 def test_event_file_without_a_graph_says_what_it_holds(app, broken_logdir):
@@ -149,8 +168,8 @@ def test_graph_over_the_op_limit_is_413_with_its_op_count(small_app):
     assert ops == 9  # the step 5 graph
     assert message == (
         f"graph op of run 'good' tag '__run_graph__' has {ops:,} ops, more than this server's limit "
-        "of 5 (TensorBoard flag --graph_explorer_max_ops); the stock-compatible /graph route still "
-        "serves its GraphDef"
+        "of 5; to open it, restart TensorBoard with --graph_explorer_max_ops=9 (the stock-compatible "
+        "/graph route still serves its GraphDef)"
     )
     assert small_app.get(OURS + "/graph", run="good").status_code == 200
 
@@ -160,6 +179,7 @@ def test_upload_over_the_op_limit_is_413(small_app):
     response = small_app.post(OURS + "/upload", nodes.encode(), filename="g.pbtxt")
     assert response.status_code == 413
     assert json.loads(response.get_data())["error"] == (
-        "uploaded file 'g.pbtxt' has 6 ops, more than this server's limit of 5 (TensorBoard flag "
-        "--graph_explorer_max_ops); the stock-compatible /graph route still serves its GraphDef"
+        "uploaded file 'g.pbtxt' has 6 ops, more than this server's limit of 5; to open it, restart "
+        "TensorBoard with --graph_explorer_max_ops=6 (the stock-compatible /graph route still serves "
+        "its GraphDef)"
     )

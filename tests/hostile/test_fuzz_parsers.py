@@ -1,4 +1,4 @@
-"""Fuzz harness for every parsing path (issue 6): hypothesis mutations of real serialized data.
+"""Fuzz harness for every parsing path: hypothesis mutations of real serialized data.
 
 Seeds are real bytes the real writers produced (``real_logs``): the TF1 run graph (binary and
 pbtxt), the TF1 ``add_run_metadata`` RunMetadata, a TF2 ``trace_export`` RunMetadata, the Keras 3
@@ -31,7 +31,7 @@ from hypothesis import errors as hypothesis_errors
 from hypothesis import strategies as st
 from tensorboard import errors
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import build_hierarchy
 from tb_graph_plugin.ingest import keras_model, local, parse, run_metadata

@@ -1,4 +1,4 @@
-"""Property-based tests (hypothesis) over random GraphDefs built with the proto API (issue 6).
+"""Property-based tests (hypothesis) over random GraphDefs built with the proto API.
 
 For any structurally valid GraphDef - names with ``/`` (empty segments, scope/op clashes,
 numbered siblings that form series), inputs ``x``, ``^x``, ``x:3``, to any node (cycles,
@@ -20,9 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tensorboard.compat.proto import graph_pb2
 
-from tb_graph_plugin.graph import MAIN, build_slim_graph
+from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy
 from tb_graph_plugin.layout import Engine, LayoutEdge, LayoutGraph, LayoutNode, LayoutOptions, layout
+from tb_graph_plugin.wire import EdgeKindCode, EmbeddingRole
 from tests.hierarchy.invariants import check_invariants
 
 SETTINGS = settings(max_examples=200, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
@@ -95,25 +96,78 @@ def test_random_graphdefs_build_and_keep_the_hierarchy_invariants(graph, options
     # every main op has exactly one parent group; the root has none
     n = h.n_ops
     for i in range(n):
-        if slim.embedding[i] == MAIN:
+        if slim.embedding[i] == EmbeddingRole.MAIN:
             assert h.parent(i) is not None and h.is_group(h.parent(i))
     assert h.parent(h.root.name) is None
     # children lists partition the main ops and groups below the root
     placed = list(itertools.chain.from_iterable(g.children for g in h.groups))
-    assert len(placed) == len(set(placed)) == sum(1 for r in slim.embedding if r == MAIN) + len(h.groups) - 1
+    assert len(placed) == len(set(placed)) == sum(1 for r in slim.embedding if r == EmbeddingRole.MAIN) + len(h.groups) - 1
     # metaedge sizes add up to the base edge sizes
     assert sum(me.size for g in h.groups for me in g.metaedges) == sum(slim.edge_size)
+
+
+#: Stock reference-edge ops ([TB-SRC] ``graph.ts``, docs/references.md): input 0 is a reference edge.
+REFERENCE_OPS = {"Assign", "AssignAdd", "AssignSub", "assign", "assign_add", "assign_sub", "count_up_to",
+                 "ScatterAdd", "ScatterSub", "ScatterUpdate", "scatter_add", "scatter_sub", "scatter_update"}
+
+
+def _account_for_inputs(graph, slim):
+    """Each GraphDef input, in op then input order, accounted for exactly once: the base edge it
+    must make, a dangling input, or a drop with its documented reason (``graph/embeddings.py``).
+    Returns (expected base edges, expected dangling, reason -> count)."""
+    first = {}
+    for i, node in enumerate(graph.node):
+        first.setdefault(node.name, i)
+    role, owner = slim.embedding, slim.owner
+
+    def main_of(v):
+        return v if role[v] == EmbeddingRole.MAIN else owner[v]
+
+    base, dangling, reasons = [], [], {}
+
+    def count(reason):
+        reasons[reason] = reasons.get(reason, 0) + 1
+
+    for d, node in enumerate(graph.node):
+        for pos, text in enumerate(node.input):
+            name = text.lstrip("^").split(":")[0]
+            if name not in first:
+                dangling.append((d, text))
+                count("dangling")
+                continue
+            s = first[name]
+            kind = EdgeKindCode.CONTROL if text.startswith("^") else (
+                EdgeKindCode.REFERENCE if pos == 0 and node.op in REFERENCE_OPS else EdgeKindCode.DATA)
+            if role[s] == EmbeddingRole.MAIN and role[d] == EmbeddingRole.MAIN:
+                base.append((s, d, kind))
+                count("base edge")
+            elif role[s] == EmbeddingRole.IN_EMBEDDING:
+                assert s in slim.in_embeddings[main_of(d)]
+                count("in-embedding listed beside the op it feeds")
+            elif role[d] == EmbeddingRole.OUT_EMBEDDING and role[s] == EmbeddingRole.MAIN and owner[d] == s:
+                assert d in slim.out_embeddings[s]
+                count("out-embedding listed beside its producer")
+            elif role[s] == EmbeddingRole.OUT_EMBEDDING and role[d] != EmbeddingRole.MAIN:
+                count("out-embedding into an embedding")
+            elif main_of(s) == main_of(d):
+                count("inside one op's embeddings")
+            else:
+                base.append((main_of(s), main_of(d), kind))
+                count("re-targeted to the owners")
+    return base, dangling, reasons
 
 
 @SETTINGS
 @given(graph=graph_defs(max_nodes=25))
 def test_every_input_is_an_edge_or_dangling(graph):
     slim = build_slim_graph(graph)
-    n_inputs = sum(len(node.input) for node in graph.node)
-    # one input makes at most one base edge (an edge into an embedding goes to its owner)
-    assert slim.n_edges + len(slim.dangling) <= n_inputs
-    dangling_names = {d.input.lstrip("^").split(":")[0] for d in slim.dangling}
-    assert all(name not in slim.index for name in dangling_names)
+    base, dangling, reasons = _account_for_inputs(graph, slim)
+    assert sum(reasons.values()) == sum(len(node.input) for node in graph.node)
+    assert list(zip(slim.edge_src, slim.edge_dst, slim.edge_kind)) == base
+    assert [(x.node, x.input) for x in slim.dangling] == dangling
+    # every input touching an embedding is kept beside the graph, whatever became of it
+    touching = sum(n for r, n in reasons.items() if r not in ("base edge", "dangling"))
+    assert len(slim.embedding_edges) == touching
 
 
 @st.composite

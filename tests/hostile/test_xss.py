@@ -1,4 +1,4 @@
-"""XSS payloads are data, never markup, on the HTTP side (issue 6, security).
+"""XSS payloads are data, never markup, on the HTTP side.
 
 Two real runs: ``xss`` (TF1 graph whose string ``Const`` values, ``_xss`` attrs and names carry
 payloads - what TF's Python API allows) and ``xss_names`` (a GraphDef whose node names, op

@@ -119,7 +119,8 @@ def test_raw_routes_opened_as_pages_render_as_text(page, server):
 
 
 def test_compare_list_deep_link_and_svg_export_keep_payloads_as_text(page, server, tmp_path):
-    """Issue 13's views of graph text: the diff list and info pane, a deep link's warning line
+    """The compare, deep-link and export views of graph text: the diff list and info pane, a
+    deep link's warning line
     (the payload in the URL), and the exported SVG (payloads XML-escaped, no script element)."""
     import xml.etree.ElementTree as ET
 

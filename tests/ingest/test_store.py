@@ -7,7 +7,7 @@ from tensorboard import context as tb_context
 from tensorboard import errors
 from tensorboard.compat.proto import config_pb2
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.ingest import run_metadata
 from tests.tb_app import OURS, TbApp
 

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import pygraphviz
 import pytest
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.layout.export import EXPORTERS, scene_to_dot, scene_to_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -81,7 +81,8 @@ def svg_texts(svg: str) -> list[tuple[str, str, tuple]]:
 @pytest.mark.parametrize("kind", ["tf2_keras_trace", "tf1_graph", "torch_cnn", "torch_transformer", "keras_resnet50_trace",
                                   "keras_inceptionv3_trace", "keras_mobilenetv2_trace", "keras_bert_encoder_trace"])
 def test_svg_of_first_views_names_every_node_without_overlaps(real_logs, kind):
-    """Issue 11, the SVG export: ``tf2_keras_trace`` drew stub labels on top of each other and on the
+    """Every node named, no overlaps, in the SVG export: ``tf2_keras_trace`` drew stub labels on
+    top of each other and on the
     ``adam`` box, op labels over their neighbours."""
     from tb_graph_plugin.cli import load_graph_def
     from tb_graph_plugin.graph import build_slim_graph

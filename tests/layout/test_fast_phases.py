@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tb_graph_plugin.layout import LayoutEdge, LayoutGraph, LayoutNode, LayoutOptions
@@ -140,3 +143,52 @@ def test_rank_regression_dead_end_branches_do_not_hang_at_the_bottom():
     span = g.layer[g.dst] - g.layer[g.src]
     assert span.min() >= 1
     assert int((span - 1).sum()) < 2 * len(edges)  # the sink layering alone: > 50 per edge
+
+
+def _brute_force_min_length(n, src, dst, cost_weight) -> float:
+    """Least sum of ``w_e * (l_dst - l_src)`` over every layering in 0..n-1 with spans >= 1."""
+    import itertools
+
+    best = float("inf")
+    for layer in itertools.product(range(n), repeat=n):
+        if all(layer[d] - layer[s] >= 1 for s, d in zip(src, dst)):
+            best = min(best, sum(w * (layer[d] - layer[s]) for s, d, w in zip(src, dst, cost_weight)))
+    return best
+
+
+def test_rank_lp_layering_is_optimal_on_small_graphs():
+    """The HiGHS layering against enumeration of every layering (an oracle sharing no code)."""
+    from tb_graph_plugin.layout.fast import rank
+
+    cases = [
+        # a long edge beside a chain, a fan-in of sources, a weighted shortcut, a diamond
+        ([0, 1, 2, 0], [1, 2, 3, 3], [1.0, 1.0, 1.0, 1.0]),
+        ([0, 1, 2, 3], [4, 4, 4, 0], [1.0, 1.0, 1.0, 5.0]),
+        ([0, 0, 1, 2, 3], [1, 4, 2, 3, 4], [1.0, 3.0, 1.0, 1.0, 1.0]),
+        ([0, 0, 1, 2, 3], [1, 2, 3, 3, 4], [2.0, 1.0, 1.0, 1.0, 1.0]),
+    ]
+    for src, dst, weight in cases:
+        n = max(src + dst) + 1
+        s, d, w = np.array(src), np.array(dst), np.array(weight)
+        layer = rank._optimal(n, s, d, w, 5.0)
+        assert layer is not None and np.all(layer[d] - layer[s] >= 1)
+        cw = w + 1e-3  # the LP's cost weights
+        assert float((cw * (layer[d] - layer[s])).sum()) == pytest.approx(_brute_force_min_length(n, src, dst, cw))
+
+
+def test_rank_lp_solver_prints_nothing(tmp_path):
+    """Regression: ``highspy.Highs()`` prints a banner on file descriptor 1 when constructed,
+    which would land in the JSON of ``tb-graph layout > scene.json``."""
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np\n"
+        "from tb_graph_plugin.layout.fast import rank\n"
+        "layer = rank._optimal(4, np.array([0, 1, 2, 0]), np.array([1, 2, 3, 3]), np.ones(4), 5.0)\n"
+        "assert layer is not None\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[2],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""

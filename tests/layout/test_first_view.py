@@ -44,7 +44,7 @@ def test_keras_callback_model_opens_on_its_layers(real_logs):
 
 
 def _keras_graph(real_logs):
-    from tb_graph_plugin.api import wire
+    from tb_graph_plugin import wire
     from tb_graph_plugin.ingest.local import LocalLogs
 
     logs = LocalLogs(str(real_logs.get("keras_callback")))

@@ -1,12 +1,13 @@
 """Annex nodes drawn in a child's columns: floating copies of high fan-out parameters
-(``scene/floating.py``, nGraph 002) and annotation stubs for edges touching an extracted
-node (``scene/annotate.py``, stock tab / VAST 004). Asserts the modules' post-conditions."""
+(``scene/floating.py``, [NGRAPH-VIS]) and annotation stubs for edges touching an extracted
+node (``scene/annotate.py``, stock tab / [VAST] §5.2; docs/references.md). Asserts the modules'
+post-conditions."""
 
 from __future__ import annotations
 
 import collections
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.cli import load_graph_def
 from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.graph.model import SlimGraphOptions

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.api.routes import scene_args
 from tests.tb_app import OURS, TbApp
 

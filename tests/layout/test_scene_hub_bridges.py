@@ -5,7 +5,7 @@ fed 592 of its 743 ops to the next run: dot drew 1,580 crossings, dagre 0)."""
 
 from __future__ import annotations
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import build_hierarchy
 from tb_graph_plugin.layout.crossings import count_result_crossings

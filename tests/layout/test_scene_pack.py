@@ -1,4 +1,4 @@
-"""Component packing and wrapped series stacks (issue 11: ``adam/[3888-4859]`` drew ~970
+"""Component packing and wrapped series stacks (views within 1:10..10:1; ``adam/[3888-4859]`` drew ~970
 independent update chains in one row, 32,700 x 87 px; ``adam/AssignAddVariableOp_[0-427]``
 stacked 1,500 children 81 x 9,442 px). Post-conditions of ``scene/pack.py`` and
 ``scene/series.py::stack_columns``, and every view of the real logs within 1:10..10:1."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from bench.bench_aspect import aspect, graph_views
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.cli import load_graph_def
 from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import build_hierarchy
@@ -78,7 +78,7 @@ def test_packing_off_keeps_one_row():
     from tb_graph_plugin.layout.scene import LayoutCache
 
     upd = next(n for n in build_scene(h, REF, ["upd"], options=o, cache=LayoutCache()).nodes if n.name == "upd")
-    assert aspect(upd.width, upd.height) > 10  # the drawing this issue is about
+    assert aspect(upd.width, upd.height) > 10  # the 81 x 9,442 px stack this test is about
 
 
 def _series_hierarchy(n: int = 120):
@@ -142,7 +142,8 @@ def _chain_hierarchy(n: int = 40):
 
 
 def test_a_tall_chain_folds_into_bands_joined_by_stubs():
-    """Regression (issue 11): InceptionV3's model group, a chain of 27 modules, was 110 x 1,326 px."""
+    """Regression (aspect within 1:10..10:1): InceptionV3's model group, a chain of 27 modules,
+    was 110 x 1,326 px."""
     h = _chain_hierarchy()
     o = SceneOptions()
     scene = build_scene(h, REF, ["model"], options=o)
@@ -167,7 +168,8 @@ def test_a_tall_chain_folds_into_bands_joined_by_stubs():
 
 
 def test_many_bridges_wrap_into_rows_below_the_header():
-    """Regression (issue 11): the gradient tape of a 128-layer transformer had ~1,600 outputs on one
+    """Regression (aspect within 1:10..10:1): the gradient tape of a 128-layer transformer had
+    ~1,600 outputs on one
     border row: 8,183 x 194 px."""
     from tb_graph_plugin.layout.scene.border import bridge_rows
 

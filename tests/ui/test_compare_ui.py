@@ -1,4 +1,4 @@
-"""Compare two graphs in the browser (issue 13): TensorBoard (subprocess) + headless Chromium on
+"""Compare two graphs in the browser: TensorBoard (subprocess) + headless Chromium on
 the TF-written Keras pair of ``keras_diff_pair`` (``changed`` = ``base`` + layer ``fc2``, with
 ``fc1``'s activation relu -> tanh).
 

@@ -1,4 +1,4 @@
-"""Deep links (issue 13) in a real TensorBoard + Chromium: the view lives in TensorBoard's own
+"""Deep links in a real TensorBoard + Chromium: the view lives in TensorBoard's own
 URL (``#graph_explorer&p.graph_explorer.run=...``), so a link opened in a fresh browser context
 restores it; a stale link opens the closest valid view with a warning line, never a blank page.
 """

@@ -1,4 +1,4 @@
-"""Export of the view (issue 13) in a real TensorBoard + Chromium: the downloaded SVG parses as
+"""Export of the view in a real TensorBoard + Chromium: the downloaded SVG parses as
 SVG 1.1, holds every drawn node's label, has no external reference, and carries the view's
 colours and selection; the PNG download is a PNG of the same drawing."""
 

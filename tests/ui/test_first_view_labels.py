@@ -1,4 +1,4 @@
-"""First views name things and nothing is drawn on top of anything (issue 11).
+"""First views name things and nothing is drawn on top of anything.
 
 A real TensorBoard with ResNet50, InceptionV3, MobileNetV2, a Keras transformer (BERT-shaped
 encoder), and every demo log (``demo_logs/``: TF1 graph, TF2 traces, the PyTorch CNN and
@@ -51,7 +51,8 @@ def intersect(a: dict, b: dict, tol: float = 0.01) -> bool:
 
 
 def problems(draw: dict, width: float, height: float) -> list[str]:
-    """What breaks the issue's rules in one draw list (empty when the view is right)."""
+    """What breaks those rules (named nodes, no text over a text or a foreign node) in one draw
+    list (empty when the view is right)."""
     out = []
     labels, nodes = draw["labels"], draw["nodes"]
     by_owner: dict[str, list[dict]] = {}

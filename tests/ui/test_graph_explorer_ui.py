@@ -162,25 +162,27 @@ def page_shot_path(name: str):
 def test_select_node_opens_info_pane_and_inputs_jump(page, explorer):
     frame = explorer
     open_graph(frame, "torch_cnn", kind="op", tag="__run_graph__")
-    # The first view opens the model group (ResNetLike holds nearly all ops): its ops are visible.
-    inner = [n for n in nodes(frame) if n["parent"] is not None and n["kind"] == "op" and n["w"] > 4]
-    if not inner:
-        group = visible_group(frame)
-        page.mouse.dblclick(*to_page(frame, group))
-        frame.wait_for_function(f"JSON.parse(document.body.dataset.expanded || '[]').includes({json.dumps(group['name'])})")
-        wait_settled(frame)
-        inner = [n for n in nodes(frame) if n["parent"] == group["name"] and n["kind"] == "op"]
-    assert inner
-    target = inner[-1]
+    # The first view opens the model group (ResNetLike holds nearly all ops); open its first
+    # convolution module. A convolution always reads a tensor from another main op (here the
+    # image ``input/x``), so its info pane has an input link: the jump step always runs.
+    module = next(n for n in nodes(frame) if n["name"] == "ResNetLike/Conv2d[conv1]")
+    page.mouse.dblclick(*to_page(frame, module))
+    frame.wait_for_function(f"JSON.parse(document.body.dataset.expanded || '[]').includes({json.dumps(module['name'])})")
+    wait_settled(frame)
+    target = next(n for n in nodes(frame) if n["parent"] == module["name"] and n["op"] == "aten::_convolution")
     page.mouse.click(*to_page(frame, target))
     frame.wait_for_function(f"document.body.dataset.infoName === {json.dumps(target['name'])}")
     info = frame.inner_text("[data-info]")
-    assert target["name"] in info and (target["op"] or "") in info
-    links = frame.eval_on_selector_all("[data-info] [data-jump]", "ls => ls.map(l => l.dataset.jump)")
-    if links:
-        frame.click(f"[data-info] [data-jump={json.dumps(links[0])}]")
-        frame.wait_for_function(f"document.body.dataset.selected !== {json.dumps(target['name'])}")
-        assert ds(frame, "selected")
+    assert target["name"] in info and target["op"] in info
+    links = frame.eval_on_selector_all("[data-info] [data-io=inputs] [data-jump]", "ls => ls.map(l => l.dataset.jump)")
+    assert links, "a convolution's info pane lists no input link"
+    frame.click(f"[data-info] [data-io=inputs] [data-jump={json.dumps(links[0])}]")
+    frame.wait_for_function(f"document.body.dataset.selected !== {json.dumps(target['name'])}"
+                            " && document.body.dataset.status === 'ready'")
+    # the input itself when it is drawn, else the group that holds it (collapsed)
+    selected = ds(frame, "selected")
+    base = links[0].rsplit(":", 1)[0] if links[0].rsplit(":", 1)[-1].isdigit() else links[0]
+    assert selected == base or base.startswith(selected + "/"), (selected, links[0])
 
 
 def test_search_by_regex_and_jump_expands_ancestors(page, explorer):

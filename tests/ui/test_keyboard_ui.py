@@ -1,4 +1,4 @@
-"""Keyboard navigation (issue 13) in a real TensorBoard + Chromium on the PyTorch CNN written by
+"""Keyboard navigation in a real TensorBoard + Chromium on the PyTorch CNN written by
 ``SummaryWriter.add_graph`` (``torch_cnn``): Tab reaches the canvas, ArrowUp walks the chain from
 the input to the output along drawn edges (announced in the aria-live region), Left/Right move
 among siblings, Enter expands, Backspace collapses to the parent, "/" focuses search, "?" opens

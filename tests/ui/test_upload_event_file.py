@@ -1,4 +1,4 @@
-"""End to end: uploading an event file (issue 6) shows what the server skipped and what it opened.
+"""End to end: uploading an event file shows what the server skipped and what it opened.
 
 The event file is a real one written by TF (``real_logs.get("tf1_graph")``: records file_version,
 graph step 0, meta graph, tagged run metadata, summaries, graph step 5) with one data byte of the

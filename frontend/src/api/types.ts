@@ -1,4 +1,4 @@
-// Mirror of tb_graph_plugin/api/wire.py, field for field. Bump WIRE_VERSION together.
+// Mirror of tb_graph_plugin/wire.py, field for field. Bump WIRE_VERSION together.
 // Coordinates are absolute pixels, y downwards; x/y are a node's centre.
 
 export const WIRE_VERSION = 1;
@@ -7,6 +7,8 @@ export type GraphKind = "op" | "conceptual" | "profile";
 export type NodeKind = "op" | "meta" | "series" | "bridge" | "in_embedding" | "out_embedding" | "stub";
 export type EdgeKind = "data" | "control" | "reference";
 export type JobState = "running" | "done" | "failed";
+// How a group that is no scope was found: from layer-name indices, or as a region of the dataflow.
+export type Inferred = "" | "name" | "dataflow";
 
 export interface GraphRef {
   run: string;
@@ -61,7 +63,7 @@ export interface SceneNode {
   extracted: boolean;
   of: string | null;
   artificial: boolean; // a group made by splitting a wide group ("adam [1-1000]"), not a scope
-  inferred: "" | "name" | "dataflow"; // a group found from layer-name indices or the dataflow, not a scope
+  inferred: Inferred; // a group found from layer-name indices or the dataflow, not a scope
 }
 
 export interface SceneEdge {
@@ -109,16 +111,17 @@ export interface Job {
 
 export interface NodeAttr {
   key: string;
-  value?: unknown;
-  elided_bytes?: number;
+  value?: string; // protobuf text format; absent when elided
+  elided_bytes?: number; // the attr's size, when too large to send
 }
 
 export interface NodeIo {
   name: string;
-  shape?: number[] | string | null; // dims, -1 = unknown
-
-  kind?: string;
-  visible?: boolean;
+  shape: number[] | null; // dims, -1 = unknown
+  kind: EdgeKind;
+  visible: boolean; // false: an edge to or from an embedding
+  count?: number; // groups: base edges in the metaedge
+  size?: number; // groups: summed tensor size
 }
 
 export interface NodeDetails {
@@ -133,7 +136,7 @@ export interface NodeDetails {
   series: string | null;
   template: string | null;
   stats: Record<string, unknown> | null;
-  inferred: "" | "name" | "dataflow";
+  inferred: Inferred;
   version: number;
 }
 

@@ -1,4 +1,4 @@
-// Compare with another graph (issue 13): the server's /diff of the graph shown (B) against a
+// Compare with another graph: the server's /diff of the graph shown (B) against a
 // picked base graph (A), drawn on B's scene. Added nodes green, changed amber, the same grey
 // (colour mode "diff", DiffColorer); removed nodes as ghost nodes (pale red, "− name") in a
 // column right of the scene, since B has no place for them; a legend with the counts; a side

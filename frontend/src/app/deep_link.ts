@@ -1,4 +1,4 @@
-// Deep links (issue 13): the view in TensorBoard's own URL, so the link users share is the
+// Deep links: the view in TensorBoard's own URL, so the link users share is the
 // TensorBoard link. TensorBoard keeps plugin data in its URL hash as `p.<plugin>.<key>=<value>`
 // (`#graph_explorer&p.graph_explorer.run=train&...`) and hands it to a plugin iframe through
 // its plugin API (message "experimental.GetURLPluginData" over the MessageChannel the iframe

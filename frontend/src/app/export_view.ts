@@ -1,4 +1,4 @@
-// Export the view (issue 13): "SVG" and "PNG" downloads of the scene the canvas draws, as it is
+// Export the view: "SVG" and "PNG" downloads of the scene the canvas draws, as it is
 // drawn: the open groups, the colour mode's fills (Colorer, as the renderer uses it), the
 // selection and traced nodes outlined, nodes removed from the main graph left out. The whole
 // scene is exported, not only the part on screen. The SVG is SVG 1.1, self-contained (inline

@@ -1,4 +1,4 @@
-// Keyboard navigation (issue 13). With a node selected: ArrowUp / ArrowDown move along the drawn
+// Keyboard navigation. With a node selected: ArrowUp / ArrowDown move along the drawn
 // edges to the neighbour above / below (the rank direction: the layout draws inputs below
 // their consumers, so Up walks towards the outputs), ArrowLeft / ArrowRight to the nearest
 // sibling (same parent group) on that side, Enter expands a group, Backspace / Escape collapse

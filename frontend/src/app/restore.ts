@@ -1,4 +1,4 @@
-// Restoring a deep link (issue 13): the LinkState read from the URL checked against the
+// Restoring a deep link: the LinkState read from the URL checked against the
 // server's Listing, giving the closest valid view and a warning for each part that could not
 // be honoured (unknown run, tag, graph type or step; unknown colour or trace mode; compare
 // target gone), then applied (applyRestore): the groups and the selected node are checked

@@ -1,4 +1,4 @@
-// Label placement without overlaps (issue 11), and labels that keep the part that differs.
+// Label placement without overlaps ([CMS95] in docs/references.md), and labels that keep the part that differs.
 //
 // Every text the renderer draws goes through a LabelPlacer, in screen CSS px: a label is drawn
 // only where its text box intersects no label placed before it and no node box other than the

@@ -8,7 +8,7 @@ import { SceneModel, type Rect } from "./model";
 import { Viewport } from "./viewport";
 
 export const MIN_LABEL_PX = 7; // smallest on-screen font size worth drawing
-/** The smallest on-screen size a first view shows every label at (issue 11). */
+/** The smallest on-screen size a first view shows every label at (every node of a first view named). */
 export const READABLE_LABEL_PX = 9;
 const PAN_REFRESH_MS = 120; // while dragging, a full drawing at most this often
 export const OP_LABEL_PX = 7; // world px of an op's label, drawn beside its ellipse

@@ -1,7 +1,7 @@
 """Cycle removal by reversing the back edges of a depth-first search.
 
-Follows dagre ``acyclic.js`` (DFS feedback arc set) as described in the seed article
-(001): cycles are broken by reversing edges, never by merging nodes, and the reversed
+Follows dagre ``acyclic.js`` (DFS feedback arc set) as described in [HCG-LAYOUT]
+(see docs/references.md): cycles are broken by reversing edges, never by merging nodes, and the reversed
 edges are drawn in their true direction at the end (see ``route``).
 
 Pre: ``src``/``dst`` without self-loops. Post: the graph with ``reversed`` edges flipped

@@ -1,6 +1,6 @@
 """Long-edge dummy chains: every edge spanning k > 1 layers becomes k unit edges through k-1 dummies.
 
-Follows dagre ``normalize.js`` and the seed article (001, "切割长边"): dummies reserve room for
+Follows dagre ``normalize.js`` and [HCG-LAYOUT] ("切割长边"): dummies reserve room for
 long edges during ordering and become the edge's bend points. A dummy is ``edgesep`` wide
 and 0 tall, and belongs to its edge's component. At most ``options.fast_max_dummies``
 dummies are made, shortest edges first; longer edges stay single straight segments that

@@ -1,6 +1,6 @@
 """Crossing reduction: layer-by-layer barycenter sweeps, then adjacent transposition.
 
-Follows the seed article (001, "层内排序": weights from the positions of the neighbours in
+Follows [HCG-LAYOUT] ("层内排序": weights from the positions of the neighbours in
 the previous layer, alternating downward and upward sweeps, then a local heuristic that
 swaps neighbours while that removes crossings) and dagre ``order/`` (keep the best order
 seen, stop when sweeps stop helping). Barycenters are computed for a whole layer at once

@@ -2,14 +2,14 @@
 least-squares placement across it.
 
 Rank axis: each (component, layer) row is as tall as its tallest node, rows are
-``ranksep`` apart, node centres sit on the row's centre line (the seed article's 坐标计算:
+``ranksep`` apart, node centres sit on the row's centre line ([HCG-LAYOUT] 坐标计算:
 equal-height bands per depth).
 
-Across the ranks: the "priority method" family (Sugiyama et al. 1981; Gansner et al. 1993
+Across the ranks: the "priority method" family ([SUG81]; [DOT93]
 weights 1/2/8 for real-real / real-dummy / dummy-dummy edges, so long edges run straight):
 alternating downward and upward passes move every node to the weighted mean of its
 neighbours in the previous layer, subject to the order and minimum gaps of its row. Each
-pass is one weighted isotonic regression (pool-adjacent-violators, ``scipy``) over all rows
+pass is one weighted isotonic regression (pool-adjacent-violators [PAV55], ``scipy``) over all rows
 of all components at once: row ``i`` is shifted by ``i * G`` with ``G`` larger than any
 coordinate, so no pool crosses a row boundary and the rows stay independent.
 

@@ -1,12 +1,12 @@
 """Layering from the sinks: longest path, every node as late as possible, then sinks pulled up.
 
-Follows the seed article (001, "最长路径算法... 把路径尽头对齐, 逆向路径来计算层级") and dagre
+Follows [HCG-LAYOUT] ("最长路径算法... 把路径尽头对齐, 逆向路径来计算层级") and dagre
 ``rank/util.js:longestPath``: ``h(v) = 0`` for a sink, ``1 + max h(successor)`` otherwise, and
 ``layer(v) = H_c - h(v)`` with ``H_c`` the longest path of v's component, so every source sits
 right below its nearest consumer (constants and variables next to their use). A sink with
 predecessors is then moved up to ``1 + max layer(predecessor)`` (a tight edge instead of a
 long one down to the last layer). Then a few greedy balancing passes (a cheap stand-in for
-network simplex, 001 "网络单纯形算法"): a node with more (weighted) in-edges than out-edges
+network simplex, [HCG-LAYOUT] "网络单纯形算法"): a node with more (weighted) in-edges than out-edges
 moves down to ``1 + max layer(pred)``, one with more out-edges up to ``min layer(succ) - 1``,
 which shortens the total edge length (fewer dummies, fewer crossings). Empty layers left
 behind are squeezed out. On graphs with more edges than nodes the mirror image (longest path
@@ -17,8 +17,8 @@ random 15k-node bench DAG).
 
 Graphs with at most ``options.rank_lp_max_edges`` edges, and bigger ones where the heuristic
 leaves more than ``rank_lp_dummy_ratio`` dummies per node, get the optimal layering instead
-(what network simplex computes, Gansner et al. 1993): the LP ``min sum w_e (l_v - l_u)``
-subject to ``l_v - l_u >= 1``, solved by HiGHS dual simplex (``scipy.optimize.linprog``);
+(what network simplex computes, [DOT93]): the LP ``min sum w_e (l_v - l_u)``
+subject to ``l_v - l_u >= 1``, solved by HiGHS dual simplex ([HIGHS18], the ``highspy`` package);
 its constraint matrix is totally unimodular, so the vertex solution is integral. A
 solver failure or time-out keeps the longest-path layering; a layering whose edges all
 span one layer is already optimal and skips the solver.
@@ -118,11 +118,8 @@ def assign_layers(g: LayeredGraph) -> None:
 
 
 def _optimal(n, src, dst, weight, time_limit: float):
-    m = len(src)
     cost = np.bincount(dst, weight + 1e-3, minlength=n) - np.bincount(src, weight + 1e-3, minlength=n)
-    x = _solve_direct(cost, src, dst, n, time_limit)
-    if x is _UNAVAILABLE:
-        x = _solve_linprog(cost, src, dst, n, time_limit)
+    x = _solve(cost, src, dst, n, time_limit)
     if x is None:
         return None
     layer = np.round(x).astype(np.int64)
@@ -131,72 +128,54 @@ def _optimal(n, src, dst, weight, time_limit: float):
     return layer
 
 
-_UNAVAILABLE = object()
-
-
-def _solve_direct(cost, src, dst, n, time_limit):
-    """The LP of :func:`_solve_linprog` handed to HiGHS directly (scipy's bundled bindings),
-    with the options ``linprog(method="highs-ds")`` passes and the same CSC matrix, so the
-    solution is the same; skips linprog's input checks and option validation, which cost ~6x
-    the solve on the small groups most layouts are made of."""
-    try:
-        from scipy.optimize._highspy import _core as hc
-    except ImportError:  # pragma: no cover - other scipy layouts
-        return _UNAVAILABLE
+def _csc(src, dst, n):
+    """The constraint matrix in CSC form ``(start, index, value)``: column j (node j) has +1 in
+    the rows of the edges leaving j and -1 in those entering j, rows ascending."""
     m = len(src)
-    # column j (node j): +1 in the rows of edges leaving j, -1 in those entering j, rows ascending
     rows = np.concatenate([np.arange(m), np.arange(m)])
     cols = np.concatenate([src, dst])
     vals = np.concatenate([np.ones(m), -np.ones(m)])
     o = np.lexsort((rows, cols))
     start = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(np.bincount(cols, minlength=n), out=start[1:])
-    lp = hc.HighsLp()
-    lp.num_col_ = n
-    lp.num_row_ = m
-    lp.a_matrix_.num_col_ = n
-    lp.a_matrix_.num_row_ = m
-    lp.a_matrix_.format_ = hc.MatrixFormat.kColwise
-    lp.col_cost_ = cost.astype(float)
-    lp.col_lower_ = np.zeros(n)
-    lp.col_upper_ = np.full(n, hc.kHighsInf)
-    lp.row_lower_ = np.full(m, -hc.kHighsInf)
-    lp.row_upper_ = -np.ones(m)
-    lp.a_matrix_.start_ = start
-    lp.a_matrix_.index_ = rows[o].astype(np.int32)
-    lp.a_matrix_.value_ = vals[o]
-    highs = hc._Highs()
-    opts = hc.HighsOptions()
-    opts.presolve = "on"
-    opts.solver = "simplex"
-    opts.time_limit = float(time_limit)
-    opts.highs_debug_level = hc.HighsDebugLevel.kHighsDebugLevelNone
-    opts.log_to_console = False
-    opts.output_flag = False
-    opts.simplex_strategy = 1  # dual (linprog's kSimplexStrategyDual)
-    if highs.passOptions(opts) == hc.HighsStatus.kError or highs.passModel(lp) == hc.HighsStatus.kError:
-        return _UNAVAILABLE
-    if highs.run() == hc.HighsStatus.kError or highs.getModelStatus() != hc.HighsModelStatus.kOptimal:
-        return None
-    return np.asarray(highs.getSolution().col_value)
+    return start, rows[o].astype(np.int32), vals[o]
 
 
-def _solve_linprog(cost, src, dst, n, time_limit):
-    from scipy.optimize import linprog
-    from scipy.sparse import coo_matrix
+def _solve(cost, src, dst, n, time_limit):
+    """``min cost.l`` s.t. ``l_src - l_dst <= -1`` per edge, ``l >= 0``, by HiGHS dual simplex
+    (the ``highspy`` package), or None when HiGHS fails or times out.
+
+    Built and solved directly (the options of scipy's ``linprog(method="highs-ds")``): on the
+    small groups most layouts are made of, ``linprog``'s input checks cost ~8x the solve. The
+    class is ``highspy._Highs`` (exported in ``highspy.__all__``): its Python subclass
+    ``highspy.Highs`` prints a banner to file descriptor 1 when constructed, before it can be
+    silenced, which would corrupt ``tb-graph layout`` output on stdout.
+    """
+    import highspy
 
     m = len(src)
-    rows = np.repeat(np.arange(m), 2)
-    cols = np.stack([src, dst], axis=1).ravel()
-    a = coo_matrix((np.tile([1.0, -1.0], m), (rows, cols)), shape=(m, n)).tocsr()
-    try:
-        res = linprog(cost, A_ub=a, b_ub=-np.ones(m), bounds=(0, None), method="highs-ds",
-                      options={"time_limit": time_limit})
-    except ValueError:
+    lp = highspy.HighsLp()
+    lp.num_col_ = n
+    lp.num_row_ = m
+    lp.col_cost_ = cost.astype(float)
+    lp.col_lower_ = np.zeros(n)
+    lp.col_upper_ = np.full(n, highspy.kHighsInf)
+    lp.row_lower_ = np.full(m, -highspy.kHighsInf)
+    lp.row_upper_ = -np.ones(m)
+    lp.a_matrix_.num_col_ = n
+    lp.a_matrix_.num_row_ = m
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = _csc(src, dst, n)
+    highs = highspy._Highs()
+    for key, value in (("output_flag", False), ("presolve", "on"), ("solver", "simplex"),
+                       ("simplex_strategy", 1), ("time_limit", float(time_limit))):  # 1: dual
+        highs.setOptionValue(key, value)
+    error = highspy.HighsStatus.kError
+    if highs.passModel(lp) == error or highs.run() == error:
         return None
-    if res.status != 0 or res.x is None:
+    if highs.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return None
-    return res.x
+    return np.asarray(highs.getSolution().col_value)
 
 
 def _balance(n, src, dst, weight, layer, passes: int = 4) -> np.ndarray:

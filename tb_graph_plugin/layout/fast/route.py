@@ -3,7 +3,7 @@
 Follows dagre ``normalize.undo`` + ``assignNodeIntersects``: an edge is the polyline from its
 source centre through each dummy (entering and leaving the dummy's row vertically, so it
 never cuts a box of that row), to its target centre, then both ends are moved onto the node
-borders; edges reversed by ``acyclic`` are reversed back (001: "再将被反转了的边方向恢复").
+borders; edges reversed by ``acyclic`` are reversed back ([HCG-LAYOUT]: "再将被反转了的边方向恢复").
 Vectorised over all edges: points of kept edge i are ``px/py[ptr[i]:ptr[i+1]]``.
 
 Pre: coordinates set (``pack``). Post: the polyline of kept edge i starts on the border of

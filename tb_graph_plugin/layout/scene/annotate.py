@@ -1,6 +1,6 @@
 """Annotation stubs for edges that touch an extracted (side-column) node.
 
-Follows the stock tab (``render.ts`` in/out annotations) and the VAST paper (004, "Extract
+Follows the stock tab (``render.ts`` in/out annotations) and [VAST] §5.2 ("Extract
 Auxiliary Nodes": an extracted node's edges are replaced by short annotations naming the
 neighbour, so no long edge runs across the picture). For every metaedge between a flow
 child and an extracted child, the flow child gets a STUB in its input (left) or output
@@ -25,12 +25,12 @@ neighbour's name.
 
 from __future__ import annotations
 
-from tb_graph_plugin.api.wire import NodeKind
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.layout.scene.bridge import BoundaryEdge
 from tb_graph_plugin.layout.scene.endpoint import Bridge, Child, Endpoint
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.placed import Annex, Annexes
+from tb_graph_plugin.wire import EdgeKind, NodeKind
 
 __all__ = ["annotate_extracted", "annotate_hub_bridges"]
 
@@ -77,7 +77,8 @@ def annotate_extracted(h: Hierarchy, gid: int, side: set, floated: frozenset, bo
                   edges=list(edges)))
     for (child, col), edges in more.items():
         kinds = {e[0] for e in edges}
-        kind = "data" if "data" in kinds else ("reference" if "reference" in kinds else "control")
+        kind = (EdgeKind.DATA if EdgeKind.DATA in kinds
+                else (EdgeKind.REFERENCE if EdgeKind.REFERENCE in kinds else EdgeKind.CONTROL))
         merged = (kind, sum(e[1] for e in edges), sum(e[2] for e in edges), None)
         name = f"{h.name_of(child)}/__ann_{'in' if col == _IN else 'out'}__/+more"
         annexes.setdefault(child, ([], []))[col].append(

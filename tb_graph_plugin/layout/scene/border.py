@@ -1,6 +1,6 @@
 """Bridges on a group's border, in rows when one row would stretch the group.
 
-Follows the VAST paper (004: an edge entering an expanded group ends at a bridge node on the
+Follows [VAST] §5.2 (an edge entering an expanded group ends at a bridge node on the
 group's border) and the stock ``render.ts`` (bridges spread along the border where the flow
 starts, inputs, and ends, outputs). Ours: a group whose border carries more bridges than fit
 in one row along ``max(width, o.bridge_band_aspect * height)`` gets several rows of them (the

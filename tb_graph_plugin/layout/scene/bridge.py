@@ -1,7 +1,7 @@
 """The BridgeGraph of a group: its children, their metaedges, and bridges for edges that
 cross the group's border.
 
-Follows the VAST paper (004, "Build a Clustered Graph with Bundled Edges": edges are routed
+Follows [VAST] §5.2 ("Build a Clustered Graph with Bundled Edges": edges are routed
 so that they only connect siblings; an edge entering an expanded group is drawn to a bridge
 node on the group's border, so each group is laid out once, on its own, and expanding it
 re-lays out only it and its ancestors) and the stock ``render.ts`` bridge graph.
@@ -20,6 +20,7 @@ from typing import Callable, Optional
 
 from tb_graph_plugin.cache import LruCache
 from tb_graph_plugin.hierarchy.model import Hierarchy
+from tb_graph_plugin.wire import EdgeKind, EdgeKindCode
 
 __all__ = ["BoundaryEdge", "boundary_edges"]
 
@@ -35,10 +36,10 @@ class BoundaryEdge:
     n_reference: int = 0
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> EdgeKind:
         if self.n_control == len(self.base_edges):
-            return "control"
-        return "reference" if self.n_reference else "data"
+            return EdgeKind.CONTROL
+        return EdgeKind.REFERENCE if self.n_reference else EdgeKind.DATA
 
 
 def boundary_edges(h: Hierarchy, gid: int, memo: Optional[LruCache] = None) -> list[BoundaryEdge]:
@@ -101,6 +102,7 @@ def _bundle(h: Hierarchy, raw: list, child_of: Callable[[int], int]) -> list[Bou
     """One BoundaryEdge per (direction, inner child, outer node), in first-seen order."""
     slim = h.slim
     out: dict[tuple[bool, int, int], BoundaryEdge] = {}
+    control, reference = EdgeKindCode.CONTROL, EdgeKindCode.REFERENCE
     for incoming, outer, e in raw:
         inner = child_of(slim.edge_dst[e] if incoming else slim.edge_src[e])
         key = (incoming, inner, outer)
@@ -110,6 +112,6 @@ def _bundle(h: Hierarchy, raw: list, child_of: Callable[[int], int]) -> list[Bou
         be.base_edges.append(e)
         be.size += slim.edge_size[e]
         kind = slim.edge_kind[e]
-        be.n_control += kind == 1
-        be.n_reference += kind == 2
+        be.n_control += kind == control
+        be.n_reference += kind == reference
     return list(out.values())

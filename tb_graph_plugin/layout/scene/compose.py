@@ -1,8 +1,8 @@
 """Compound composition: lay out expanded groups bottom-up and place them into their parents.
 
-Follows the VAST paper (004: each group's BridgeGraph is laid out on its own, child sizes
+Follows [VAST] §5.2 (each group's BridgeGraph is laid out on its own, child sizes
 first, and placed into its parent, so expanding a group re-lays out only it and its
-ancestors) and the seed article (001: a reusable standalone hierarchical compound layout).
+ancestors) and [HCG-LAYOUT] (a reusable standalone hierarchical compound layout).
 Each group layout is cached in the caller's :class:`LayoutCache` under (group, the expanded
 groups below it, options): a sibling's layout is reused untouched when another group is expanded.
 
@@ -22,7 +22,7 @@ import dataclasses
 import time
 from typing import Iterable, Optional
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.split import is_artificial
 from tb_graph_plugin.layout.scene.cache import LayoutCache
@@ -157,7 +157,7 @@ def _place(c: _Compose) -> None:
                 shape = slim.shape_of(slim.edge_src[e.base_edge], slim.edge_output[e.base_edge])
             c.edges.append(wire.SceneEdge(
                 source=e.source, target=e.target, points=[[x + ox, y + oy] for x, y in e.points],
-                kind=wire.EdgeKind(e.kind), width=edge_width(e.size, c.o),
+                kind=e.kind, width=edge_width(e.size, c.o),
                 label=shape_label(e.count, shape), count=e.count, reversed=e.reversed))
 
 

@@ -1,6 +1,6 @@
 """Expand/collapse as a delta: only the scene nodes that changed between two expansion states.
 
-Issue 4 part 5 (ours; the stock tab re-lays out and redraws everything on every click). Both
+Ours (no reference document; the stock tab re-lays out and redraws everything on every click). Both
 scenes come from the same :class:`~tb_graph_plugin.layout.scene.cache.LayoutCache` (the caller's), so the
 old one costs only its assembly (its group layouts were made when the client asked for it)
 and the new one lays out just the newly expanded group and its ancestors.
@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from typing import Iterable, Optional
 
-from tb_graph_plugin.api import wire
+from tb_graph_plugin import wire
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.layout.scene.cache import LayoutCache
 from tb_graph_plugin.layout.scene.compose import build_scene

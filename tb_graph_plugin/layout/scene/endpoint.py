@@ -14,6 +14,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Literal, NamedTuple, Optional, Union
 
 from tb_graph_plugin.layout.model import LayoutGraph
+from tb_graph_plugin.wire import EdgeKind
 
 if TYPE_CHECKING:
     from tb_graph_plugin.layout.scene.placed import Annexes
@@ -51,7 +52,7 @@ class FlowEdge(NamedTuple):
 
     source: Endpoint
     target: Endpoint
-    kind: str
+    kind: EdgeKind
     size: int
     count: int
     base_edge: Optional[int]  # the base edge when count == 1 (shape label)

@@ -1,8 +1,8 @@
 """Auxiliary node extraction: high-degree children of a group go to side columns.
 
-Follows the VAST paper (004, "Extract Auxiliary Nodes": high-degree nodes that couple
+Follows [VAST] §5.2 ("Extract Auxiliary Nodes": high-degree nodes that couple
 distant parts of the graph are taken out of the flow layout and drawn on the side) with
-the stock thresholds (``render.ts``): only in groups of at least ``extract_min_children``
+the stock thresholds ([TB-SRC] ``render.ts``): only in groups of at least ``extract_min_children``
 children; a child whose number of incoming metaedges exceeds ``max(Q3 + (Q3 - Q1), 4)`` goes
 to the out-column (right), one whose outgoing metaedges exceed ``max(Q3 + 4 (Q3 - Q1), 4)``
 to the in-column (left) (Q1/Q3 at indices round(n/4), round(3n/4) of the sorted degrees,

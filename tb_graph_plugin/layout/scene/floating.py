@@ -1,6 +1,6 @@
 """Floating copies of high fan-out parameters and constants.
 
-Follows nGraph's visualisation notes (002, "float Parameter and Constant nodes": rather than
+Follows nGraph's visualisation notes ([NGRAPH-VIS], "float Parameter and Constant nodes": rather than
 one node with a very large out-degree, e.g. a learning rate fed to many places, draw a copy
 at each occurrence site). A child of the group is floated when it is a parameter- or
 constant-like op (:data:`PARAMETER_OPS`: placeholders, function arguments, constants that
@@ -26,11 +26,11 @@ beside the first consumer, keeps the original's name; the other copies are
 
 from __future__ import annotations
 
-from tb_graph_plugin.api.wire import NodeKind
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.layout.scene.bridge import BoundaryEdge
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.placed import Annex, Annexes
+from tb_graph_plugin.wire import NodeKind
 
 __all__ = ["PARAMETER_OPS", "float_parameters"]
 

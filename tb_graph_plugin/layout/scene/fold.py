@@ -1,14 +1,14 @@
 """Folding a tall flow into bands side by side (a long chain of blocks read column by column).
 
-Ours, after the newspaper-column idea of ELK's ``wrapping`` strategies (``ELK Layered: graph
-wrapping``, single-edge / multi-edge wrapping: a long, narrow layered drawing is cut between
+Ours, after the newspaper-column idea of ELK's ``wrapping`` strategies ([ELK] Layered: graph
+wrapping, single-edge / multi-edge wrapping: a long, narrow layered drawing is cut between
 layers into chunks placed next to each other). InceptionV3's model group is a chain of 27
 modules, 110 x 1,326 px (aspect 12:1) when drawn as one column. A group's drawing whose height
 exceeds ``o.fold_aspect`` times its width is cut into ``k`` bands of about equal height along
 the rank axis (cuts between ranks, at node centres), each band laid out on its own and placed
 left to right in flow order (band 0, where the flow starts, on the left), bottoms aligned. An
 edge between two bands becomes two labelled stubs, as :mod:`~tb_graph_plugin.layout.scene.stubs`
-cuts long edges (nGraph 002): ``→ target`` at its source and ``← source`` at its target.
+cuts long edges ([NGRAPH-VIS]): ``→ target`` at its source and ``← source`` at its target.
 
 Pre: a BridgeGraph and its layout (``res``), vertical rankdir. Post (:func:`fold_layout`): a LayoutResult of the same nodes plus the
 new stubs, bands pairwise disjoint (``o.pack_gap`` apart), every edge inside one band; the

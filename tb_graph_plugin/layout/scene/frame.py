@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from tb_graph_plugin.api.wire import NodeKind
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.layout.model import LayoutResult, RankDir
 from tb_graph_plugin.layout.scene.border import band_extra, bridge_rows, place_bridges
@@ -33,6 +32,7 @@ from tb_graph_plugin.layout.scene.placed import (
     place_child,
     reserved,
 )
+from tb_graph_plugin.wire import NodeKind
 
 __all__ = ["Frame", "measure", "spread_bridges", "place_children", "place_bridge_nodes", "place_stub_nodes"]
 

@@ -41,7 +41,7 @@ class SceneOptions:
     max_control_degree: int = 4
     out_extract_types: tuple[str, ...] = ("NoOp",)
     side_column_gap: float = 20.0
-    # floating copies (nGraph 002): a parameter/constant-like source feeding at least this many
+    # floating copies ([NGRAPH-VIS]): a parameter/constant-like source feeding at least this many
     # children of its group is drawn as a copy beside each consumer (floating.py); 0 disables
     float_fanout: int = 3
     # hub bridges (annotate.py): an outside neighbour joined to more flow children than this is

@@ -1,7 +1,7 @@
 """Component packing of wide and flat groups: many weakly connected components in a near-square grid.
 
-Follows Graphviz ``pack``/``packmode`` (each connected component laid out on its own, then the
-drawings packed) and ELK's component packing (``separateConnectedComponents``, rows wrapped to a
+Follows [GRAPHVIZ] ``pack``/``packmode`` (each connected component laid out on its own, then the
+drawings packed) and [ELK] component packing (``separateConnectedComponents``, rows wrapped to a
 target aspect ratio): a split optimizer run is ~250 independent update chains; laid out as one
 graph, every engine puts them side by side (10,800 x 173 px, aspect 62:1).
 

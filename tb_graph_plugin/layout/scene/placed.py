@@ -1,7 +1,7 @@
 """What a group layout places: nodes, edges and the group box, plus the helpers that put a
 child (with its embeddings) at a spot. Shared by :mod:`group` (flow) and :mod:`series` (stack).
 
-Embeddings (VAST 004, "Extract Non-Critical Operations"): up to ``max_annotations`` in- and
+Embeddings ([VAST] §5.2, "Extract Non-Critical Operations"): up to ``max_annotations`` in- and
 out-embeddings of an op are drawn as small icons in columns left and right of it; the layout
 reserves room for those columns, so they never overlap other boxes. The same columns hold a
 child's :class:`Annex` nodes: floating copies of high fan-out parameters (:mod:`floating`)
@@ -14,11 +14,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from tb_graph_plugin.api.wire import NodeKind
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.layout.geometry import attach_ends
 from tb_graph_plugin.layout.scene.endpoint import Bridge, Endpoint, Stub
 from tb_graph_plugin.layout.scene.options import SceneOptions
+from tb_graph_plugin.wire import NodeKind
 
 __all__ = ["PlacedNode", "PlacedEdge", "GroupLayout", "Annex", "reserved", "place_child", "spread", "kind_of",
            "bridge_name", "endpoint_name", "endpoint_label"]
@@ -169,7 +169,7 @@ def spread(ideal: list[float], size: float, lo: float, hi: float) -> list[float]
 def kind_of(h: Hierarchy):
     def kind(c):
         k = h.kind(c)
-        return {"op": NodeKind.OP, "meta": NodeKind.META, "series": NodeKind.SERIES}.get(k, NodeKind.OP)
+        return k if k in (NodeKind.META, NodeKind.SERIES) else NodeKind.OP  # an embedding drawn as an op
     return kind
 
 

@@ -21,7 +21,6 @@ import dataclasses
 import math
 from typing import Optional
 
-from tb_graph_plugin.api.wire import NodeKind
 from tb_graph_plugin.cache import LruCache
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.layout.geometry import attach_ends
@@ -41,6 +40,7 @@ from tb_graph_plugin.layout.scene.placed import (
     reserved,
     spread,
 )
+from tb_graph_plugin.wire import NodeKind
 
 __all__ = ["layout_series", "stack_columns"]
 

@@ -1,6 +1,6 @@
 """Long skip edges cut into labelled stubs.
 
-Follows nGraph's visualisation notes (002): an edge whose jump distance exceeds K (20) is not
+Follows nGraph's visualisation notes ([NGRAPH-VIS]): an edge whose jump distance exceeds K (20) is not
 drawn across the whole graph; its source gets a stub "to <target>" and its target a stub
 "from <source>". The jump distance here is the edge's span in the longest-path layering of
 the group's BridgeGraph (after DFS cycle breaking) - the same quantity the fast path's

@@ -6,6 +6,11 @@ Every payload the frontend reads is one of these dataclasses turned into JSON wi
 
 Coordinates are absolute, in pixels, y growing downwards; ``x``/``y`` are a node's
 centre (the convention of dagre and Graphviz).
+
+A field declared with ``metadata=OMIT_NONE`` is left out of the JSON when it is None (an
+optional ``field?:`` in TypeScript); every other field is always written.
+
+This module is below every stage: any stage may use its types; it imports none of them.
 """
 
 from __future__ import annotations
@@ -13,34 +18,14 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 __all__ = [
-    "WIRE_VERSION",
-    "GraphKind",
-    "NodeKind",
-    "EdgeKind",
-    "JobState",
-    "GraphRef",
-    "StepListing",
-    "TagListing",
-    "RunListing",
-    "Listing",
-    "SceneNode",
-    "SceneEdge",
-    "Scene",
-    "SceneDelta",
-    "Job",
-    "NodeDetails",
-    "SearchHit",
-    "SearchAnswer",
-    "UploadAnswer",
-    "ErrorAnswer",
-    "DiffStatus",
-    "DiffEntry",
-    "GraphDiff",
-    "to_json",
-    "to_plain",
+    "WIRE_VERSION", "GraphKind", "NodeKind", "EdgeKind", "EdgeKindCode", "EmbeddingRole",
+    "JobState", "Inferred", "OMIT_NONE", "GraphRef", "StepListing", "TagListing", "RunListing",
+    "Listing", "SceneNode", "SceneEdge", "Scene", "SceneDelta", "Job", "NodeAttr", "NodeIo",
+    "NodeDetails", "SearchHit", "SearchAnswer", "UploadAnswer", "ErrorAnswer", "DiffStatus",
+    "DiffEntry", "GraphDiff", "to_json", "to_plain"
 ]
 
 WIRE_VERSION = 1
@@ -55,6 +40,11 @@ class GraphKind(str, enum.Enum):
 
 
 class NodeKind(str, enum.Enum):
+    """What a node is: the one declaration of node kinds, used by hierarchy, layout and api.
+
+    A ``str`` enum: a member equals (and hashes as) its value, and ``to_json`` writes the value.
+    """
+
     OP = "op"
     META = "meta"
     SERIES = "series"
@@ -65,9 +55,49 @@ class NodeKind(str, enum.Enum):
 
 
 class EdgeKind(str, enum.Enum):
+    """What an edge carries: the one declaration of edge kinds. ``code`` is its int column value."""
+
     DATA = "data"
     CONTROL = "control"
     REFERENCE = "reference"
+
+    @property
+    def code(self) -> "EdgeKindCode":
+        return EdgeKindCode[self.name]
+
+
+class EdgeKindCode(enum.IntEnum):
+    """``EdgeKind`` as the int stored in numpy columns (``SlimGraph.edge_kind``), member for
+    member (same names); ``kind`` is the ``EdgeKind``. The ints are stable: do not renumber."""
+
+    DATA = 0
+    CONTROL = 1
+    REFERENCE = 2
+
+    @property
+    def kind(self) -> EdgeKind:
+        return EdgeKind[self.name]
+
+
+class EmbeddingRole(enum.IntEnum):
+    """Where an op is drawn, as the int stored in ``SlimGraph.embedding``: in the main graph, or
+    beside the op it feeds (in-embedding) or that feeds it (out-embedding). ``node_kind`` is the
+    ``NodeKind`` a node of that role is drawn as. The ints are stable: do not renumber."""
+
+    MAIN = 0
+    IN_EMBEDDING = 1
+    OUT_EMBEDDING = 2
+
+    @property
+    def node_kind(self) -> NodeKind:
+        return NodeKind.OP if self is EmbeddingRole.MAIN else NodeKind[self.name]
+
+
+# How a group that is no ``/`` scope was found: "name" from layer-name indices, "dataflow" as a
+# region of the dataflow between two cut points; "" for scopes and ops.
+Inferred = Literal["", "name", "dataflow"]
+
+OMIT_NONE = {"omit_none": True}  # field metadata: leave the field out of the JSON when None
 
 
 class JobState(str, enum.Enum):
@@ -147,7 +177,7 @@ class SceneNode:
     extracted: bool = False  # drawn in a side column (auxiliary node)
     of: Optional[str] = None  # for embeddings, bridges, stubs: the node they stand beside / for
     artificial: bool = False  # a group made by splitting a wide group (``adam [1-1000]``), not a scope
-    inferred: str = ""  # "name": recovered from layer-name indices; "dataflow": a region of the dataflow; "" otherwise
+    inferred: Inferred = ""  # "name": recovered from layer-name indices; "dataflow": a region of the dataflow
 
 
 @dataclasses.dataclass
@@ -204,19 +234,49 @@ class Job:
 
 
 @dataclasses.dataclass
+class NodeAttr:
+    """One attr of an op (its value in protobuf text format), or of a group (``op:<type>``: how
+    many ops of that type it holds). An op attr larger than the server's limit has
+    ``elided_bytes`` (its serialized size) instead of a ``value``: exactly one of them is set."""
+
+    key: str
+    value: Optional[str] = dataclasses.field(default=None, metadata=OMIT_NONE)
+    elided_bytes: Optional[int] = dataclasses.field(default=None, metadata=OMIT_NONE)
+
+
+@dataclasses.dataclass
+class NodeIo:
+    """One input or output of the node in the info pane: the node at the other end.
+
+    For an op: one base edge or edge to an embedding; ``name`` is ``other:N`` for output N > 0.
+    For a group: one metaedge of its parent's metagraph, with its ``count`` of base edges and
+    summed tensor ``size`` (absent for ops).
+    """
+
+    name: str
+    shape: Optional[list[int]]  # the tensor's dims, -1 unknown; None when unknown (always for groups)
+    kind: EdgeKind
+    visible: bool  # False: an edge to or from an embedding, not drawn as an edge
+    count: Optional[int] = dataclasses.field(default=None, metadata=OMIT_NONE)
+    size: Optional[int] = dataclasses.field(default=None, metadata=OMIT_NONE)
+
+
+@dataclasses.dataclass
 class NodeDetails:
+    """Answer of ``/node``: what the info pane shows of one op or group."""
+
     name: str
     kind: NodeKind
     op: Optional[str]
     device: Optional[str]
-    attrs: list[dict[str, Any]]  # {"key", "value"} or {"key", "elided_bytes"}
-    inputs: list[dict[str, Any]]  # {"name", "shape", "kind", "visible"}
-    outputs: list[dict[str, Any]]
+    attrs: list[NodeAttr]
+    inputs: list[NodeIo]
+    outputs: list[NodeIo]
     cardinality: int = 1
-    series: Optional[str] = None
-    template: Optional[str] = None
+    series: Optional[str] = None  # the SeriesNode holding it, if any
+    template: Optional[str] = None  # a group's template, an op's parent's
     stats: Optional[dict[str, Any]] = None  # compute time, memory, device from a profile
-    inferred: str = ""  # as SceneNode.inferred: how a group that is no scope was found
+    inferred: Inferred = ""  # as SceneNode.inferred: how a group that is no scope was found
     version: int = WIRE_VERSION
 
 
@@ -312,7 +372,8 @@ class ErrorAnswer:
 
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: _plain(v) for f in dataclasses.fields(value)
+                if (v := getattr(value, f.name)) is not None or not f.metadata.get("omit_none")}
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, (list, tuple)):

@@ -1,0 +1,52 @@
+"""The op limit as an HTTP answer: ``ingest.store.GraphTooLarge`` becomes a 413 ``PublicError``.
+
+``GraphStore`` knows its ``max_ops`` and raises ``GraphTooLarge`` (data: what, ops, limit);
+this module words it for the client (which flag sets the limit, what still works) and gives it
+its HTTP code, so the route's ``ErrorAnswer`` (or a job's failure) carries both.
+"""
+
+from __future__ import annotations
+
+from tensorboard import errors
+from tensorboard.compat.proto import graph_pb2
+
+from tb_graph_plugin.ingest import store as ingest_store
+from tb_graph_plugin.ingest.store import GraphStore, GraphTooLarge
+
+__all__ = ["GraphTooLargeError", "check_op_limit", "check_ops"]
+
+
+class GraphTooLargeError(errors.PublicError):
+    """A graph with more ops than the server's ``--graph_explorer_max_ops`` (HTTP 413)."""
+
+    error_code = "graph_too_large"
+    http_code = 413
+
+    def __init__(self, found: GraphTooLarge):
+        super().__init__(
+            f"{found.what} has {found.ops:,} ops, more than this server's limit of {found.limit:,}; "
+            f"to open it, restart TensorBoard with --graph_explorer_max_ops={_raised(found.ops)} "
+            "(the stock-compatible /graph route still serves its GraphDef)"
+        )
+
+
+def _raised(ops: int) -> int:
+    """A limit that admits ``ops``: rounded up to two significant digits."""
+    step = 10 ** max(len(str(ops)) - 2, 0)
+    return -(-ops // step) * step
+
+
+def check_op_limit(store: GraphStore, graph: graph_pb2.GraphDef, what: str) -> None:
+    """``store.check_op_limit``, raising ``GraphTooLargeError`` (413) past the limit."""
+    try:
+        store.check_op_limit(graph, what)
+    except GraphTooLarge as e:
+        raise GraphTooLargeError(e) from None
+
+
+def check_ops(graph: graph_pb2.GraphDef, what: str, max_ops: int) -> None:
+    """The same check where only the limit is known (a worker, given ``max_ops`` with the graph)."""
+    try:
+        ingest_store.check_op_limit(graph, what, max_ops)
+    except GraphTooLarge as e:
+        raise GraphTooLargeError(e) from None
