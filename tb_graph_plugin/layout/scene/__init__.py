@@ -16,12 +16,12 @@ The pipelines are two lists. :data:`SCENE` (:mod:`~tb_graph_plugin.layout.scene.
 
 1. ``boundary``        ``bridge.boundary_edges``: edges crossing the group border -> bridges
 2. ``partition``       ``partition.partition``: high fan-out parameters -> a copy beside each
-                       consumer (``floating``, nGraph); high-degree children -> side columns
-                       (``extract``, VAST, stock thresholds); edges touching them -> labelled
+                       consumer (``floating``, [NGRAPH-VIS]); high-degree children -> side columns
+                       (``extract``, [VAST], stock thresholds); edges touching them -> labelled
                        stubs at both ends (``annotate``); bridges to > 40 children -> a stub
                        beside each child
 3. ``bridge_graph``    the group's BridgeGraph as a private LayoutGraph (``bridge_graph``)
-4. ``cut_long_edges``  long skip edges -> labelled stubs (``stubs``, nGraph, span > 20)
+4. ``cut_long_edges``  long skip edges -> labelled stubs (``stubs``, [NGRAPH-VIS], span > 20)
 5. ``components``      many weakly connected components -> packed (``pack.should_pack``)
 6. ``pack``            (packed) one layout per component in a grid, rows wrapped at
                        ``pack_aspect``, bridges -> stubs per component (``pack.pack_layout``)

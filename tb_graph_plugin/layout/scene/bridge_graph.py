@@ -1,8 +1,8 @@
 """A group's BridgeGraph as a private LayoutGraph: the flow children, the carrier copies of
 floated parameters, one node per bridge signature, and what each layout edge stands for.
 
-Follows the VAST paper (004: each group is laid out on its own, edges leaving it drawn to
-bridge nodes on its border) and the stock ``render.ts`` bridge graph. Bridges that join the same
+Follows [VAST] §5.2 (each group is laid out on its own, edges leaving it drawn to
+bridge nodes on its border) and the stock ``render.ts`` bridge graph ([TB-SRC]). Bridges that join the same
 children in the same direction share one layout node: they are drawn side by side on the border
 anyway (:mod:`border`), and 600 of them as separate layout nodes made a 3,000 px wide rank of dots.
 

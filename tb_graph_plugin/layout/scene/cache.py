@@ -2,7 +2,7 @@
 Hierarchy (a worker's ``GraphState``, a bench, a test) and passed to ``build_scene``.
 
 Three :class:`~tb_graph_plugin.cache.LruCache`\\ s: the :class:`GroupLayout` of each group under
-(group id, expanded groups below it, options) (VAST 004: a sibling's layout is reused untouched
+(group id, expanded groups below it, options) ([VAST] §5.2: a sibling's layout is reused untouched
 when another group is expanded), the boundary edges of each group (:mod:`bridge`), and the
 structural layout memo (:class:`~tb_graph_plugin.layout.memo.LayoutMemo`).
 

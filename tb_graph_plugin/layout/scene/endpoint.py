@@ -2,7 +2,7 @@
 
 An edge drawn inside an expanded group runs between two :data:`Endpoint`\\ s: a :class:`Child`
 of the group (an op, a collapsed or expanded group, a floated parameter's carrier copy), a
-:class:`Bridge` on the group border (VAST 004: one per direction and outside node), or a
+:class:`Bridge` on the group border ([VAST] §5.2: one per direction and outside node), or a
 :class:`Stub` standing for the far end of a cut edge (``stubs``, ``fold``, ``pack``). A
 :class:`FlowEdge` is what one edge of the group's private LayoutGraph stands for; a
 :class:`StubNode` is a layout node drawn as a stub naming its other end.

@@ -3,7 +3,7 @@
 1. ``boundary``        edges crossing the group border (``bridge.boundary_edges``; none at the root)
 2. ``partition``       floated parameters, side columns, annotation and hub stubs (``partition``)
 3. ``bridge_graph``    the group's BridgeGraph as a private LayoutGraph (``bridge_graph``)
-4. ``cut_long_edges``  long skip edges -> labelled stubs (``stubs``, nGraph, span > 20)
+4. ``cut_long_edges``  long skip edges -> labelled stubs (``stubs``, [NGRAPH-VIS], span > 20)
 5. ``components``      weakly connected components; packed or not (``pack.should_pack``)
 6. ``pack``            (packed) a grid of components, bridges -> a stub per component (``pack``)
 7. ``layout``          (not packed) the BridgeGraph through the layered engine

@@ -2,7 +2,7 @@
 :data:`~tb_graph_plugin.layout.scene.flow.FLOW`).
 
 The box holds, left to right, the in-column of extracted children, the laid-out flow, the
-out-column (VAST 004, "Extract Auxiliary Nodes"), inside the group padding (none at the root);
+out-column ([VAST] §5.2, "Extract Auxiliary Nodes"), inside the group padding (none at the root);
 bridges go on the border (:mod:`border`): inputs where the flow starts, outputs where it ends,
 spread so that they never overlap, in rows below the header when there are many.
 

@@ -1,7 +1,7 @@
 """Which children of a group the layered engine lays out, and which are drawn elsewhere.
 
-Before layout, high fan-out parameters float beside their consumers (:mod:`floating`, nGraph),
-auxiliary children go to side columns (:mod:`extract`, VAST 004) and edges touching them become
+Before layout, high fan-out parameters float beside their consumers (:mod:`floating`, [NGRAPH-VIS]),
+auxiliary children go to side columns (:mod:`extract`, [VAST] §5.2) and edges touching them become
 annotation stubs (:mod:`annotate`), as do the edges of hub bridges.
 
 Pre: the group's boundary edges. Post: a :class:`Partition` whose ``core``, ``left``, ``right``
