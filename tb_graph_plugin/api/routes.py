@@ -7,6 +7,8 @@ errors as TensorBoard does (text/plain, via ``tensorboard.errors``); our JSON ro
 
 from __future__ import annotations
 
+import time
+
 import functools
 from typing import Optional
 
@@ -220,6 +222,7 @@ class Routes:
         """What a worker needs to build the graph: serialized protos, read on a pool thread and
         not parsed here where the blob already holds them (the worker parses them once, and
         checks ``max_ops``: ``tasks.GraphState``)."""
+        start = time.perf_counter()
         payload = {
             "graph": self._store.graph_bytes(ctx, eid, ref),
             "what": f"graph {ref.kind.value} of run {ref.run!r} tag {ref.tag!r}",
@@ -228,6 +231,10 @@ class Routes:
         }
         if ref.kind == wire.GraphKind.PROFILE and ref.run != metadata.UPLOAD_RUN:
             payload["run_metadata"] = self._store.run_metadata_bytes(ctx, eid, ref.run, ref.tag, ref.step)
+        # Stage timings of the cold path (``scene.stats["timings"]``): the read here, then the
+        # hand-off to the worker, measured by the wall clock both processes share.
+        payload["read_s"] = time.perf_counter() - start
+        payload["sent_at"] = time.time()
         return payload
 
     @staticmethod

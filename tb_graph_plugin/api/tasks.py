@@ -22,6 +22,8 @@ process around these (lanes, heartbeat, graphs kept) is ``worker_process``.
 from __future__ import annotations
 
 import gc
+import logging
+import time
 from typing import Callable
 
 from tensorboard import errors
@@ -29,11 +31,12 @@ from tensorboard import errors
 from tb_graph_plugin import wire
 from tb_graph_plugin.api import limits, search
 from tb_graph_plugin.ingest import parse, run_metadata
-from tb_graph_plugin.pipeline import Pipeline, Step
+from tb_graph_plugin.pipeline import Pipeline, Step, Timings
 
 __all__ = ["GraphState", "BUILD", "TASKS"]
 
 Progress = Callable[[str, float], None]
+logger = logging.getLogger(__name__)
 
 
 class GraphState:
@@ -51,7 +54,15 @@ class GraphState:
         self.what = payload.get("what", "graph")
         self.graph_def = None
         self.unmatched_stats = 0
-        BUILD.run(self, progress=progress, span=(0.1, 0.55))
+        # Where the cold path's time went, for ``scene.stats["timings"]`` (and the debug log):
+        # TensorBoard's read of the blob, the hand-off to this process, then each BUILD step.
+        self.timings = Timings()
+        if "read_s" in payload:
+            self.timings.add("read", payload["read_s"])
+        if "sent_at" in payload:
+            self.timings.add("hand_off", max(0.0, time.time() - payload["sent_at"]))
+        BUILD.run(self, timings=self.timings, progress=progress, span=(0.1, 0.55))
+        self.first_scene = True
         self.payload = self.graph_def = None  # the protos are not needed once built
         self.layout_cache = LayoutCache()  # group layouts, boundary edges, layout memo: reused across scenes
         # A diff job's pair: the base graph (A), built first the same way.
@@ -139,8 +150,24 @@ def scene_task(state: GraphState, args: dict, progress: Progress) -> str:
         expanded = first_view_expanded(state.hierarchy)
     scene = build_scene(state.hierarchy, ref, expanded, options=options, cache=state.layout_cache)
     scene.stats.update(graph_report(state))
-    return wire.to_json(scene)
+    return _with_timings(state, scene)
 
+
+def _with_timings(state: GraphState, scene) -> str:
+    """The scene as JSON, its ``stats["timings"]`` saying where the time went (seconds): how
+    the graph was built (``read`` .. ``hierarchy``, the same for every scene of the graph) and
+    this scene's ``layout``. The first scene of a graph logs them at debug level, with the
+    time the JSON took."""
+    timings = Timings(state.timings)
+    timings.add("layout", scene.stats.get("layout_seconds", 0.0))
+    scene.stats["timings"] = {k: round(v, 4) for k, v in timings.items()}
+    start = time.perf_counter()
+    body = wire.to_json(scene)
+    if state.first_scene:
+        state.first_scene = False
+        timings.add("to_json", time.perf_counter() - start)
+        logger.debug("%s: first scene after %s", state.what, timings)
+    return body
 
 
 def _node_name(h, name: str) -> str:
