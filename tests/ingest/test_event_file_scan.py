@@ -1,0 +1,86 @@
+"""``event_file._run_graph_record``: the wire scan of a run-graph Event gives what protobuf's own
+parse gives (the oracle: ``Event.FromString``), and declines every other record."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from tensorboard.compat.proto import event_pb2, graph_pb2
+
+from tb_graph_plugin.ingest import event_file
+from tb_graph_plugin.ingest.crc32c import masked_crc32c
+
+
+
+def _graph(name: str, op: str) -> bytes:
+    graph = graph_pb2.GraphDef()
+    graph.node.add(name=name, op=op)
+    return graph.SerializeToString()
+
+
+GRAPH, OTHER = _graph("a", "Const"), _graph("b", "Identity")
+
+
+def _key(number: int, wire_type: int) -> bytes:
+    return bytes([number << 3 | wire_type])
+
+
+def _len_field(number: int, payload: bytes) -> bytes:
+    assert len(payload) < 128
+    return _key(number, 2) + bytes([len(payload)]) + payload
+
+
+RUN_GRAPHS = {
+    "as written": event_pb2.Event(wall_time=1.5, step=7, graph_def=GRAPH).SerializeToString(),
+    "negative step": event_pb2.Event(wall_time=1.5, step=-3, graph_def=GRAPH).SerializeToString(),
+    "step 0 omitted": event_pb2.Event(graph_def=GRAPH).SerializeToString(),
+    "graph_def twice: the last wins": _len_field(4, GRAPH) + _len_field(4, OTHER),
+    "step twice: the last wins": _key(2, 0) + b"\x05" + _len_field(4, GRAPH) + _key(2, 0) + b"\x09",
+    "graph before wall_time": _len_field(4, GRAPH) + _key(1, 1) + struct.pack("<d", 2.0),
+}
+OTHER_RECORDS = {
+    "file_version": event_pb2.Event(wall_time=1.0, file_version="brain.Event:2").SerializeToString(),
+    "empty graph_def": _key(2, 0) + b"\x01" + _key(4, 2) + b"\x00",
+    "summary after the graph (oneof: summary wins)": _len_field(4, GRAPH) + _len_field(5, b""),
+    "graph then meta graph": _len_field(4, GRAPH) + _len_field(9, b""),
+    "step with the wrong wire type": _len_field(2, b"\x01") + _len_field(4, GRAPH),
+    "truncated": event_pb2.Event(step=1, graph_def=GRAPH).SerializeToString()[:-2],
+    "garbage": b"\xff" * 12,
+    "empty": b"",
+}
+
+
+@pytest.mark.parametrize("name", list(RUN_GRAPHS))
+def test_run_graph_records_read_as_protobuf_reads_them(name):
+    data = RUN_GRAPHS[name]
+    event = event_pb2.Event.FromString(data)
+    step, graph = event_file._run_graph_record(memoryview(data))
+    assert (step, bytes(graph)) == (event.step, event.graph_def)
+    assert event.WhichOneof("what") == "graph_def"
+
+
+@pytest.mark.parametrize("name", list(OTHER_RECORDS))
+def test_other_records_are_left_to_the_event_parse(name):
+    assert event_file._run_graph_record(memoryview(OTHER_RECORDS[name])) is None
+
+
+def _record(data: bytes) -> bytes:
+    header = struct.pack("<Q", len(data))
+    return header + struct.pack("<I", masked_crc32c(header)) + data + struct.pack("<I", masked_crc32c(data))
+
+
+def test_event_file_opens_the_last_run_graph_with_its_negative_step():
+    blob = b"".join(_record(r) for r in (OTHER_RECORDS["file_version"], RUN_GRAPHS["as written"],
+                                         RUN_GRAPHS["negative step"]))
+    found = event_file.graph_from_event_file(blob, "events.out.tfevents.x")
+    assert found.source == "run graph (step -3)" and found.warnings == []
+    assert found.graph.SerializeToString() == GRAPH
+
+
+def test_read_records_returns_views_of_the_file():
+    blob = _record(RUN_GRAPHS["as written"]) + _record(b"")
+    records, problems = event_file.read_records(blob)
+    assert problems == [] and [o for o, _ in records] == [0, 16 + len(RUN_GRAPHS["as written"])]
+    assert all(isinstance(d, memoryview) and d.obj is blob for _, d in records)
+    assert bytes(records[0][1]) == RUN_GRAPHS["as written"]
