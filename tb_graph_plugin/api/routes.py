@@ -198,16 +198,16 @@ class Routes:
         hierarchy_options = {"infer_scopes": _INFER_SCOPES[infer], "ungrouped_series": list(ungroup)}
         graph_key = (eid, ref.run, ref.tag, ref.kind.value, ref.step, infer, ungroup)
 
-        def load():
-            return self._graph_payload(ctx, eid, ref, hierarchy_options)
-
         if base is not None:
             base_key = (eid, base.run, base.tag, base.kind.value, base.step, infer, ungroup)
             graph_key = ("diff", graph_key, base_key)
 
-            def load():  # noqa: F811 - the pair's payload: B, with A under "base"
-                return dict(self._graph_payload(ctx, eid, ref, hierarchy_options),
-                            base=self._graph_payload(ctx, eid, base, hierarchy_options))
+        def load():
+            """The job's graph payload; for a diff, the pair's: B, with A under ``base``."""
+            payload = self._graph_payload(ctx, eid, ref, hierarchy_options)
+            if base is None:
+                return payload
+            return dict(payload, base=self._graph_payload(ctx, eid, base, hierarchy_options))
 
         job_key = (graph_key, task, wire.to_json(args))
         return self._pool.submit(job_key, task, args, graph_key, load)
