@@ -1,9 +1,10 @@
 """TFRecord's masked CRC-32C, computed by the ``google-crc32c`` package.
 
-TFRecord framing (``tensorflow/core/lib/io/record_writer.cc``; TensorBoard's
+TFRecord framing ([TFRECORD] in ``docs/references.md``:
+``tensorflow/core/lib/io/record_writer.cc``; TensorBoard's
 ``tensorboard/summary/writer/record_writer.py``) protects every record's length and data with
-``masked_crc32c``: the CRC-32C (Castagnoli, RFC 3720 appendix B.4) rotated right by 15 bits plus
-``0xa282ead8``. The CRC itself is ``google_crc32c.value`` (a C extension, about 10 ms per 100 MB
+``masked_crc32c``: the CRC-32C ([CRC32C]: Castagnoli, RFC 3720 appendix B.4) rotated right by 15
+bits plus ``0xa282ead8``. The CRC itself is ``google_crc32c.value`` (a C extension, about 10 ms per 100 MB
 here). That function takes only ``bytes``: a record inside an upload is a ``memoryview`` of it,
 whose CRC is extended chunk by chunk (``google_crc32c.extend``, 1 MiB copied at a time into a
 cache-warm buffer) rather than copied whole (a fresh 50 MB ``bytes`` costs 40-100 ms here, mostly
