@@ -49,8 +49,12 @@ def masked_crc32c(data) -> int:
     """TFRecord's masked CRC-32C of ``data`` (bytes, or any C-contiguous buffer, never copied whole)."""
     if isinstance(data, bytes):
         return _mask(google_crc32c.value(data))
-    # The C extension takes only ``bytes`` (not memoryview or bytearray): extend chunk by chunk.
-    view = memoryview(data).cast("B")
+    # The C extension takes only ``bytes`` (not memoryview or bytearray): a small buffer is
+    # copied, a large one extended chunk by chunk.
+    view = memoryview(data)
+    if view.nbytes <= _CHUNK:
+        return _mask(google_crc32c.value(bytes(view)))
+    view = view.cast("B")
     crc = 0
     for start in range(0, len(view), _CHUNK):
         crc = google_crc32c.extend(crc, bytes(view[start:start + _CHUNK]))

@@ -70,17 +70,29 @@ def _record(data: bytes) -> bytes:
     return header + struct.pack("<I", masked_crc32c(header)) + data + struct.pack("<I", masked_crc32c(data))
 
 
-def test_event_file_opens_the_last_run_graph_with_its_negative_step():
-    blob = b"".join(_record(r) for r in (OTHER_RECORDS["file_version"], RUN_GRAPHS["as written"],
-                                         RUN_GRAPHS["negative step"]))
+def _big_graph() -> bytes:
+    """A GraphDef over ``event_file._LARGE`` bytes (a Const's tensor), so that its record is
+    read by the scan inside ``graph_from_event_file``."""
+    graph = graph_pb2.GraphDef()
+    graph.node.add(name="w", op="Const").attr["value"].tensor.tensor_content = bytes(event_file._LARGE)
+    return graph.SerializeToString()
+
+
+@pytest.mark.parametrize("graph", [GRAPH, _big_graph()], ids=["small: parsed", "large: scanned"])
+def test_event_file_opens_the_last_run_graph_with_its_negative_step(graph):
+    first = event_pb2.Event(wall_time=1.0, step=1, graph_def=OTHER).SerializeToString()
+    last = event_pb2.Event(wall_time=2.0, step=-3, graph_def=graph).SerializeToString()
+    blob = b"".join(_record(r) for r in (OTHER_RECORDS["file_version"], first, last))
     found = event_file.graph_from_event_file(blob, "events.out.tfevents.x")
     assert found.source == "run graph (step -3)" and found.warnings == []
-    assert found.graph.SerializeToString() == GRAPH
+    assert found.graph.SerializeToString() == graph
 
 
-def test_read_records_returns_views_of_the_file():
-    blob = _record(RUN_GRAPHS["as written"]) + _record(b"")
+def test_read_records_returns_views_of_the_file_for_large_records():
+    big = event_pb2.Event(step=1, graph_def=_big_graph()).SerializeToString()
+    small = RUN_GRAPHS["as written"]
+    blob = _record(big) + _record(small) + _record(b"")
     records, problems = event_file.read_records(blob)
-    assert problems == [] and [o for o, _ in records] == [0, 16 + len(RUN_GRAPHS["as written"])]
-    assert all(isinstance(d, memoryview) and d.obj is blob for _, d in records)
-    assert bytes(records[0][1]) == RUN_GRAPHS["as written"]
+    assert problems == [] and [o for o, _ in records] == [0, 16 + len(big), 32 + len(big) + len(small)]
+    assert isinstance(records[0][1], memoryview) and records[0][1].obj is blob
+    assert [bytes(d) for _, d in records] == [big, small, b""]
