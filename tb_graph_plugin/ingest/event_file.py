@@ -10,7 +10,8 @@ skipped and why.
 The phases, in order (``graph_from_event_file``): ``read_records`` (framing and checksums; the
 records stay views of the upload), ``_collect`` (the graphs the records hold: a run-graph record
 by a wire scan of its Event, [PROTO-ENC]; any other record parsed as an Event), ``_open_latest``
-(the one graph parsed). A 50 MB run graph is thus read without a single copy of it before the
+(the one graph parsed; a trace of one function graph is cut out of its RunMetadata unparsed,
+``run_metadata.single_graph_bytes``). A 50 MB run graph is thus read without a single copy of it before the
 GraphDef parse (which takes the view); records under 64 KiB are copied and parsed as before.
 
 Pre-condition: ``blob`` is the whole file (``bytes``; other bytes-like objects work, not mutated
@@ -227,8 +228,13 @@ def _open_latest(found: _Found, what: str) -> Optional[tuple[graph_pb2.GraphDef,
         return parse.parse_graph_def(payload, f"{what}, run graph step {step}"), f"run graph (step {step})"
     if found.traces:
         tag, step, payload = found.traces[-1]
-        rm = run_metadata.parse_run_metadata(payload, f"{what}, trace {tag!r} step {step}")
-        graph = run_metadata.merge_function_graphs(rm, f"{what}, trace {tag!r} step {step}", False)
+        trace = f"{what}, trace {tag!r} step {step}"
+        single = run_metadata.single_graph_bytes(payload)  # one function graph: cut out, unparsed
+        if single is not None:
+            graph = parse.parse_graph_def(single, trace)
+        else:
+            rm = run_metadata.parse_run_metadata(payload, trace)
+            graph = run_metadata.merge_function_graphs(rm, trace, False)
         return graph, f"trace {tag!r} (step {step})"
     if found.keras:
         tag, step, payload = found.keras[-1]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from tensorboard.compat.proto import event_pb2, graph_pb2
+from tensorboard.compat.proto import config_pb2, event_pb2, graph_pb2
 
 from tb_graph_plugin.ingest import event_file
 from tb_graph_plugin.ingest.crc32c import masked_crc32c
@@ -96,3 +96,34 @@ def test_read_records_returns_views_of_the_file_for_large_records():
     assert problems == [] and [o for o, _ in records] == [0, 16 + len(big), 32 + len(big) + len(small)]
     assert isinstance(records[0][1], memoryview) and records[0][1].obj is blob
     assert [bytes(d) for _, d in records] == [big, small, b""]
+
+
+def _trace_records(real_logs) -> list[tuple[str, bytes, bytes]]:
+    """``(tag, record data, RunMetadata)`` of every trace the real TF2 trace logs hold."""
+    from tb_graph_plugin import metadata
+
+    found = []
+    for kind in ("tf2_keras_trace", "tf2_multi_function_trace"):
+        for path in real_logs.get(kind).rglob("events.out.tfevents.*"):
+            for _, data in event_file.read_records(path.read_bytes())[0]:
+                for value in event_pb2.Event.FromString(data).summary.value:
+                    if value.metadata.plugin_data.plugin_name in (metadata.RUN_METADATA,
+                                                                  metadata.RUN_METADATA_WITH_GRAPH):
+                        found.append((value.tag, bytes(data), value.tensor.string_val[0]))
+    return found
+
+
+def test_trace_event_file_opens_the_merge_of_its_function_graphs(real_logs):
+    """A trace of one function graph is cut out of its RunMetadata unparsed
+    (``run_metadata.single_graph_bytes``), several are merged: either way the graph is the merge
+    of the trace's parsed RunMetadata (the oracle). Each trace of the real logs alone in a file."""
+    from tb_graph_plugin.ingest import run_metadata
+
+    traces = _trace_records(real_logs)
+    singles = [run_metadata.single_graph_bytes(rm) is not None for _, _, rm in traces]
+    assert True in singles and False in singles, [(tag, single) for (tag, _, _), single in zip(traces, singles)]
+    for tag, data, rm in traces:
+        blob = _record(OTHER_RECORDS["file_version"]) + _record(data)
+        found = event_file.graph_from_event_file(blob, "events.out.tfevents.x")
+        assert found.source == f"trace {tag!r} (step {event_pb2.Event.FromString(data).step})"
+        assert found.graph == run_metadata.merge_function_graphs(config_pb2.RunMetadata.FromString(rm), "x"), tag
