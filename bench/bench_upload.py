@@ -22,6 +22,10 @@ rounds:
 
 ``--before``/``--after`` are checkouts of the package (``git worktree add /tmp/main main``);
 ``--after`` defaults to this one. Prints one line per measurement and the medians as JSON.
+
+Where the time goes: ``python -m bench.bench_upload measure route FILE --code DIR --profile 12``
+runs one measurement under ``cProfile`` and prints its 12 costliest functions (own time) to
+stderr; the profiler's overhead inflates code that makes many calls (the old numpy CRC).
 """
 
 from __future__ import annotations
@@ -65,8 +69,10 @@ def write(out: Path) -> Path:
     return path
 
 
-def measure(kind: str, path: Path, code: Path) -> dict:
-    """One timing of ``kind`` (route | parse) on ``path`` with the package found in ``code``."""
+def measure(kind: str, path: Path, code: Path, profile: int = 0) -> dict:
+    """One timing of ``kind`` (route | parse) on ``path`` with the package found in ``code``;
+    with ``profile`` > 0, the timed call runs under cProfile and its ``profile`` costliest
+    functions are printed to stderr."""
     sys.path.insert(0, str(code))
     import tempfile
 
@@ -75,20 +81,33 @@ def measure(kind: str, path: Path, code: Path) -> dict:
     assert Path(event_file.__file__).resolve().is_relative_to(code.resolve()), event_file.__file__
     blob = path.read_bytes()
     if kind == "parse":
-        start = time.perf_counter()
-        found = event_file.graph_from_event_file(blob, path.name)
-        seconds = time.perf_counter() - start
+        found, seconds = _timed(lambda: event_file.graph_from_event_file(blob, path.name), profile)
         return {"seconds": seconds, "ops": len(found.graph.node)}
     from tests.tb_app import OURS, TbApp
 
     with tempfile.TemporaryDirectory() as logdir:
         app = TbApp(logdir, upload_limit_mb=1024)
-        start = time.perf_counter()
-        response = app.post(OURS + "/upload", blob, filename=path.name)
-        seconds = time.perf_counter() - start
+        response, seconds = _timed(lambda: app.post(OURS + "/upload", blob, filename=path.name), profile)
         app.ours.pool.close()
     assert response.status_code == 200, response.get_data(as_text=True)[:500]
     return {"seconds": seconds, "ops": json.loads(response.get_data())["ops"]}
+
+
+def _timed(call, profile: int):
+    """``(call(), seconds)``; under cProfile when ``profile`` > 0 (then slower: see the docstring)."""
+    if not profile:
+        start = time.perf_counter()
+        result = call()
+        return result, time.perf_counter() - start
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    start = time.perf_counter()
+    result = profiler.runcall(call)
+    seconds = time.perf_counter() - start
+    pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(profile)
+    return result, seconds
 
 
 def _child(kind: str, path: Path, code: Path) -> dict:
@@ -128,11 +147,12 @@ def main(argv=None) -> int:
     p.add_argument("kind", choices=("route", "parse"))
     p.add_argument("file", type=Path)
     p.add_argument("--code", type=Path, required=True)
+    p.add_argument("--profile", type=int, default=0, metavar="N", help="print cProfile's N costliest functions")
     args = parser.parse_args(argv)
     if args.command == "write":
         write(args.out)
     elif args.command == "measure":
-        print(json.dumps(measure(args.kind, args.file, args.code)))
+        print(json.dumps(measure(args.kind, args.file, args.code, args.profile)))
     else:
         print(json.dumps(compare(args.files, args.before, args.after, args.repeats), indent=1))
     return 0

@@ -13,8 +13,10 @@ from tensorboard.compat.proto import graph_pb2
 __all__ = ["parse_graph_def", "parse_graph_file"]
 
 
-def parse_graph_def(blob: bytes, what: str) -> graph_pb2.GraphDef:
-    """A serialized (binary) GraphDef, as written in ``Event.graph_def``."""
+def parse_graph_def(blob, what: str) -> graph_pb2.GraphDef:
+    """A serialized (binary) GraphDef, as written in ``Event.graph_def``: bytes, or a memoryview
+    of them (protobuf 7's upb parser reads the buffer in place; older upb releases copy a
+    memoryview into bytes first, which costs time, not correctness)."""
     try:
         return graph_pb2.GraphDef.FromString(blob)
     except (message.DecodeError, RuntimeError, ValueError) as e:

@@ -1,24 +1,31 @@
-"""The bytes of one field of a serialized protobuf message, found without parsing the message.
+"""The top-level fields of a serialized protobuf message, found without parsing the message.
 
 A trace's RunMetadata holds each function graph up to four times (partition graphs, the graph
 before and after optimization, and the top-level partition graphs): 82 MB for a 141k-op
 training step, of which only ``function_graphs[0].pre_optimization_graph`` (21 MB) is shown.
+An uploaded event file's run graph is the ``graph_def`` bytes of one Event: parsing that Event
+copies the whole graph (50 MB: 40-100 ms here), and reading ``event.graph_def`` copies it again.
 Walking the top-level fields of the encoding (protobuf encoding guide [PROTO-ENC] in
 ``docs/references.md``: a key varint ``field_number << 3 | wire_type``, then a varint, 8 or 4
-bytes, or a length varint and that many bytes) finds that sub-message's bytes in microseconds;
-they are already a serialized GraphDef, handed to a worker as they are.
+bytes, or a length varint and that many bytes) finds such a payload in microseconds; it is
+already a serialized message (a GraphDef), parsed once where it lies.
 
-Pre-condition: ``buf`` is bytes-like. Post-condition: ``field_slices`` returns the payloads of
-every occurrence of the field, in order, as zero-copy memoryviews, or raises ``ValueError``
-when the bytes are not a well-formed message at the top level (callers then parse normally and
-report the protobuf library's own error).
+Pre-condition: ``buf`` is bytes-like. Post-conditions: ``fields`` yields every top-level field in
+encoding order as ``(number, wire_type, value)``, ``value`` the decoded varint (an unsigned int)
+or a zero-copy memoryview of the 8, 4 or length-delimited bytes; ``field_slices`` returns the
+payloads of every occurrence of one length-delimited field, in order. Both raise ``ValueError``
+(``fields`` when it reaches the damage) when the bytes are not a well-formed message at the top
+level (callers then parse normally and report the protobuf library's own error).
 """
 
 from __future__ import annotations
 
-__all__ = ["field_slices"]
+from typing import Iterator, Union
 
-_VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
+__all__ = ["VARINT", "I64", "LEN", "I32", "fields", "field_slices"]
+
+VARINT, I64, LEN, I32 = 0, 1, 2, 5
+_FIXED = {I64: 8, I32: 4}
 
 
 def _varint(buf: memoryview, pos: int) -> tuple[int, int]:
@@ -34,29 +41,29 @@ def _varint(buf: memoryview, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def field_slices(buf, number: int) -> list[memoryview]:
-    """Payloads of the length-delimited field ``number`` at the top level of message ``buf``."""
+def fields(buf) -> Iterator[tuple[int, int, Union[int, memoryview]]]:
+    """Every top-level field of message ``buf``: ``(number, wire_type, value)``, in order."""
     view = memoryview(buf).cast("B") if not isinstance(buf, memoryview) else buf
-    found: list[memoryview] = []
     pos, end = 0, len(view)
     while pos < end:
         key, pos = _varint(view, pos)
-        wire_type, field = key & 7, key >> 3
-        if field == 0:
+        wire_type, number = key & 7, key >> 3
+        if number == 0:
             raise ValueError("field number 0")
-        if wire_type == _VARINT:
-            _, pos = _varint(view, pos)
-        elif wire_type == _I64:
-            pos += 8
-        elif wire_type == _I32:
-            pos += 4
-        elif wire_type == _LEN:
+        if wire_type == VARINT:
+            value, pos = _varint(view, pos)
+        elif wire_type in _FIXED:
+            value, pos = view[pos:pos + _FIXED[wire_type]], pos + _FIXED[wire_type]
+        elif wire_type == LEN:
             size, pos = _varint(view, pos)
-            if field == number:
-                found.append(view[pos:pos + size])
-            pos += size
+            value, pos = view[pos:pos + size], pos + size
         else:  # groups (3, 4) are not used by these messages
             raise ValueError(f"unsupported wire type {wire_type}")
         if pos > end:
             raise ValueError("field runs past the end of the message")
-    return found
+        yield number, wire_type, value
+
+
+def field_slices(buf, number: int) -> list[memoryview]:
+    """Payloads of the length-delimited field ``number`` at the top level of message ``buf``."""
+    return [value for n, wire_type, value in fields(buf) if n == number and wire_type == LEN]

@@ -8,12 +8,15 @@ bytes cut or flipped), GraphDefs with duplicate names, dangling inputs, while-lo
 
 from __future__ import annotations
 
+import io
 import json
 import random
 
 import pytest
 from tensorboard import errors
 from tensorboard.compat.proto import graph_pb2
+from werkzeug.test import EnvironBuilder, run_wsgi_app
+from werkzeug.wrappers import Response
 
 from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import build_hierarchy
@@ -131,6 +134,43 @@ def test_upload_exactly_at_the_size_limit_is_accepted(app):
     head = b'node { name: "a" op: "Const" }\n'
     answer = _ok(app.post(OURS + "/upload", head + b" " * (limit - len(head))))
     assert answer["ops"] == 1
+
+
+def _post_raw(app, body: bytes, content_length):
+    """POST ``body`` to ``/upload`` with the CONTENT_LENGTH header given (None: without one, as
+    a chunked request reaches the app: ``wsgi.input_terminated`` set by the server)."""
+    environ = EnvironBuilder(path=OURS + "/upload", method="POST", input_stream=io.BytesIO(body)).get_environ()
+    del environ["CONTENT_LENGTH"]
+    if content_length is None:
+        environ["wsgi.input_terminated"] = True
+    else:
+        environ["CONTENT_LENGTH"] = str(content_length)
+    # Run the app on this environ as it is (``client.open`` would rebuild the environ and
+    # recompute CONTENT_LENGTH from the stream).
+    body_iter, status, headers = run_wsgi_app(app.client.application, environ, buffered=True)
+    return Response(b"".join(body_iter), status=status, headers=headers)
+
+
+def test_upload_shorter_than_its_content_length_is_400(app):
+    """The body is read straight from the WSGI input, bounded by Content-Length: a client that
+    sends less (a dropped connection) gets a 400 saying so, not a parse of part of a file."""
+    body = b'node { name: "a" op: "Const" }\n'
+    assert _ok(_post_raw(app, body, len(body)))["ops"] == 1
+    assert _json_error(_post_raw(app, body, 100), 400) == (
+        f"Invalid argument: upload ended after {len(body)} of its 100 bytes (Content-Length): the client sent less"
+    )
+
+
+def test_upload_without_content_length_is_read_from_the_decoded_stream(app):
+    """Chunked transfer (no Content-Length): werkzeug's ``request.stream`` reads it, up to the
+    size limit."""
+    limit = UPLOAD_LIMIT_MB << 20
+    head = b'node { name: "a" op: "Const" }\n'
+    assert _ok(_post_raw(app, head, None))["ops"] == 1
+    assert _json_error(_post_raw(app, head + b" " * limit, None), 400) == (
+        f"Invalid argument: upload of {limit + 1} bytes exceeds the limit of {limit} bytes "
+        "(flag --graph_explorer_upload_limit_mb)"
+    )
 
 
 def test_upload_with_get_is_405(app):

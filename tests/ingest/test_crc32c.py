@@ -57,6 +57,15 @@ def test_accepts_memoryview_and_bytearray():
     assert masked_crc32c(memoryview(data)) == masked_crc32c(bytearray(data)) == masked_crc32c(data)
 
 
+def test_memoryview_over_several_chunks_equals_bytes():
+    """A view is checked 1 MiB at a time: a slice starting mid-buffer, across chunk boundaries
+    and ending mid-chunk has the CRC of its bytes."""
+    data = random.Random(4).randbytes(3 * (1 << 20) + 1000)
+    view = memoryview(data)[7:7 + 2 * (1 << 20) + 333]
+    assert masked_crc32c(view) == masked_crc32c(bytes(view))
+    assert masked_crc32c(memoryview(b"")) == masked_crc32c(b"")
+
+
 def _write_tf_records(path: Path) -> None:
     script = (
         "import random, sys\n"
