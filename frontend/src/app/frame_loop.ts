@@ -6,7 +6,7 @@
 import type { Minimap } from "../render/minimap";
 import { markOnce } from "../marks";
 import type { SceneModel } from "../render/model";
-import { Slicer, Superseded } from "../render/slicer";
+import { SLICE_MS, Slicer, Superseded } from "../render/slicer";
 import type { DrawState, Renderer } from "../render/renderer";
 import type { Viewport } from "../render/viewport";
 
@@ -81,7 +81,7 @@ export class FrameLoop {
     });
   }
 
-  /** Rebuilds the minimap's bitmap in ~12 ms slices; a newer rebuild supersedes this one. */
+  /** Rebuilds the minimap's bitmap in short slices (SLICE_MS); a newer rebuild supersedes this one. */
   private async rebuildMinimap(): Promise<void> {
     this.miniTimer = 0;
     this.miniDirty = false;
@@ -91,7 +91,7 @@ export class FrameLoop {
     const col = this.renderer.colorer;
     const pal = this.renderer.palette;
     const t0 = performance.now();
-    const slicer = new Slicer(12, () => token === this.miniToken);
+    const slicer = new Slicer(SLICE_MS, () => token === this.miniToken);
     try {
       await this.minimap.rebuild(model, pal, (i) => {
         const n = model!.nodes[i];
