@@ -149,7 +149,8 @@ export class App {
         void this.loadScene(null);
       },
       redraw: () => this.redraw(),
-      drawList: () => ({ labels: this.renderer.lastLabels, nodes: this.renderer.lastNodes }),
+      drawList: () => ({ labels: this.renderer.lastLabels, nodes: this.renderer.lastNodes, path: this.renderer.path,
+        tiles: this.renderer.lastTiles }),
     });
     void this.loadListing();
   }

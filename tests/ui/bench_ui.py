@@ -39,11 +39,15 @@ LONGTASKS = """
 (() => {
   // __longest: any task of the page (TensorBoard's shell included); __longestSelf: tasks
   // attributed to this frame's own document (for the plugin iframe: the Graph Explorer's).
-  window.__longest = 0; window.__longestSelf = 0; window.__frames = 0;
+  // __selfTasks: [start, duration] of each of this frame's own long tasks (per bench step).
+  window.__longest = 0; window.__longestSelf = 0; window.__frames = 0; window.__selfTasks = [];
   try {
     new PerformanceObserver((l) => { for (const e of l.getEntries()) {
         window.__longest = Math.max(window.__longest, e.duration);
-        if (e.name === 'self') window.__longestSelf = Math.max(window.__longestSelf, e.duration);
+        if (e.name === 'self') {
+          window.__longestSelf = Math.max(window.__longestSelf, e.duration);
+          window.__selfTasks.push([e.startTime, e.duration]);
+        }
     } }).observe({ type: 'longtask', buffered: true });
   } catch (e) {}
   const tick = () => { window.__frames++; requestAnimationFrame(tick); };
@@ -93,6 +97,80 @@ def expand_deep(frame, group: str, min_nodes: int = 15000, rounds: int = 4) -> t
             f"JSON.parse(document.body.dataset.expanded||'[]').length >= {len(exp) + len(more)} "
             "&& document.body.dataset.status === 'ready'", timeout=600_000, polling=50)
     return time.perf_counter() - t0, int(frame.evaluate("document.body.dataset.sceneNodes"))
+
+
+# the app's own measures of its synchronous work (app/frame_loop.ts timed(): only those > 16 ms)
+TIMED = ["gx:draw", "gx:setModel"]
+
+
+def longest_self_since(frame, since: float) -> float:
+    """Longest task of ``frame``'s own document that started after ``since`` (its performance.now()):
+    the 'longtask' entries, and the app's timed() measures, because Chromium does not report every
+    animation-frame callback as a long task (a 137 ms drawing after a click on Fit went unreported)."""
+    frame.page.wait_for_timeout(200)  # the observer reports a task after it ends
+    return frame.evaluate(f"""Math.max(0, ...window.__selfTasks.filter(t => t[0] >= {since}).map(t => t[1]),
+        ...performance.getEntriesByType('measure').filter(m => m.startTime >= {since} && {json.dumps(TIMED)}.includes(m.name))
+          .map(m => m.duration))""")
+
+
+def settle(frame, timeout_ms: float = 600_000) -> None:
+    """Waits for the app to be ready and for two animation frames to pass."""
+    frame.wait_for_function("document.body.dataset.status === 'ready'", timeout=timeout_ms, polling=20)
+    frame.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+def wheel_fps(page, frame, x: float, y: float, seconds: float = 2.0) -> float:
+    """Zooms in and out at (x, y) with the mouse wheel for ``seconds`` (in for 0.5 s, out for
+    0.5 s, ...); frames counted by rAF in ``frame``."""
+    page.mouse.move(x, y)
+    f0 = frame.evaluate("window.__frames")
+    t0 = time.perf_counter()
+    while (t := time.perf_counter() - t0) < seconds:
+        page.mouse.wheel(0, -60 if int(t / 0.5) % 2 == 0 else 60)
+        page.wait_for_timeout(8)
+    f1 = frame.evaluate("window.__frames")
+    return (f1 - f0) / (time.perf_counter() - t0)
+
+
+def bench_steps(page, frame, cx: float, cy: float) -> dict:
+    """On the scene the deep expand left, fitted: pan, zoom, colour-mode switch, a search jump
+    (to the readable zoom), pan and zoom there, fit again; each with the longest task of our
+    iframe during it; pan / zoom also in frames per second (rAF, at most the display's 60)."""
+    out = {}
+
+    def step(name, fn):
+        t = frame.evaluate("performance.now()")
+        val = fn()
+        out[f"{name}_longest_ms"] = longest_self_since(frame, t)
+        if val is not None:
+            out[f"{name}_fps"] = val
+
+    def fit():
+        frame.click("[data-action=fit]")
+        settle(frame)
+        out["fit_visible_nodes"] = int(frame.evaluate("document.body.dataset.drawnNodes"))
+
+    step("pan_fit", lambda: drag_fps(page, frame, cx, cy))
+    frame.click("[data-action=fit]")
+    step("zoom_fit", lambda: wheel_fps(page, frame, cx, cy))
+    step("colour", lambda: (frame.select_option("[data-picker=color]", "structure"), settle(frame))[1])
+    ops = [n for n in frame.evaluate("window.graphExplorer.nodes()") if n["kind"] == "op"]
+    target = ops[len(ops) // 2]["name"] if ops else None
+
+    def jump():
+        frame.fill("[data-search=q]", "^" + re.escape(target) + "$")
+        frame.click("[data-action=search]")
+        frame.locator("[data-hit]").first.click(timeout=120_000)
+        frame.wait_for_function(f"document.body.dataset.selected === {json.dumps(target)}", timeout=120_000)
+        settle(frame)
+        out["jump_visible_nodes"] = int(frame.evaluate("document.body.dataset.drawnNodes"))
+
+    if target:
+        step("search_jump", jump)
+        step("pan_readable", lambda: drag_fps(page, frame, cx, cy))
+        step("zoom_readable", lambda: wheel_fps(page, frame, cx, cy))
+    step("fit", fit)  # from the readable zoom back to every node on screen
+    return out
 
 
 def drag_fps(page, frame, x: float, y: float, seconds: float = 2.0) -> float:
@@ -158,16 +236,22 @@ def bench_ours(browser, url: str, group: str | None) -> dict:
         timeout=600_000, polling=20)
     expand = time.perf_counter() - t1
     longest_ours_expand = longest_self(frame)
+    t_deep = frame.evaluate("performance.now()")
     deep_s, deep_nodes = expand_deep(frame, target["name"])
+    settle(frame)
+    longest_deep = longest_self_since(frame, t_deep)
     frame.click("[data-action=fit]")
     page.wait_for_timeout(300)
     visible = int(frame.evaluate("document.body.dataset.drawnNodes"))
     canvas = frame.locator("[data-canvas]").bounding_box()
-    fps = drag_fps(page, frame, box["x"] + canvas["x"] + canvas["width"] / 2, box["y"] + canvas["y"] + canvas["height"] / 2)
+    cx, cy = box["x"] + canvas["x"] + canvas["width"] / 2, box["y"] + canvas["y"] + canvas["height"] / 2
+    fps = drag_fps(page, frame, cx, cy)
+    steps = bench_steps(page, frame, cx, cy)
     res = dict(dashboard="Graph Explorer", first_paint_s=first_paint, first_paint_in_page_s=in_page, expand_s=expand, group=target["name"],
                cardinality=target["cardinality"], heap_mb=heap, longest_task_ms=longest(page),
                longest_ours_load_expand_ms=longest_ours_expand, longest_ours_all_ms=longest_self(frame),
-               deep_expand_s=deep_s, deep_expand_nodes=deep_nodes, fps=fps, visible_nodes=visible,
+               deep_expand_s=deep_s, deep_expand_nodes=deep_nodes, deep_expand_longest_ms=longest_deep,
+               fps=fps, visible_nodes=visible, **steps,
                scene_nodes=int(frame.evaluate("document.body.dataset.sceneNodes")))
     page.close()
     return res
@@ -336,6 +420,10 @@ def _print_table(results) -> None:
             print(f"<!-- ours: longest task in the plugin iframe {r['longest_ours_load_expand_ms']:.0f} ms during load + expand, "
                   f"{r['longest_ours_all_ms']:.0f} ms including a deep expand to {r['deep_expand_nodes']} nodes "
                   f"({r['deep_expand_s']:.1f} s), fit and panning -->")
+            steps = ", ".join(f"{k.removesuffix('_longest_ms')} {v:.0f} ms" for k, v in r.items() if k.endswith("_longest_ms"))
+            fps = ", ".join(f"{k.removesuffix('_fps')} {v:.0f}" for k, v in r.items() if k.endswith("_fps"))
+            print(f"<!-- ours, longest task of our iframe per step: {steps}; "
+                  f"fps: {fps} ({r.get('fit_visible_nodes')} nodes drawn at the fit, {r.get('jump_visible_nodes')} after the jump) -->")
         if "in_page" in r:
             print(f"<!-- {r['dashboard']}: navigation start to the frame that drew the graph (gx:paint), "
                   f"median {statistics.median(r['in_page']):.2f} s of {', '.join(f'{v:.2f}' for v in r['in_page'])} -->")

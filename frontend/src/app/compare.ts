@@ -8,7 +8,7 @@ import * as api from "../api/client";
 import type { DiffEntry, DiffStatus, GraphDiff, GraphRef, Listing, NodeDetails, SceneNode } from "../api/types";
 import { Colorer, type LegendEntry } from "../render/colors";
 import { SceneModel } from "../render/model";
-import { Slicer } from "../render/slicer";
+import { SLICE_MS, Slicer } from "../render/slicer";
 import { kindsOf } from "../ui/toolbar";
 import { clear, el, option } from "../ui/dom";
 
@@ -202,7 +202,7 @@ export class Compare {
       return n;
     });
     const decorated = { ...scene, nodes: [...base, ...added], width: right, height: Math.max(scene.height, y + 10) };
-    return SceneModel.build(decorated, new Slicer(12, () => true));
+    return SceneModel.build(decorated, new Slicer(SLICE_MS, () => true));
   }
 
   /** The side panel: counts and the list of changes, each a link that jumps to its node. */

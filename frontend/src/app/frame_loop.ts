@@ -1,10 +1,12 @@
-// One drawing per animation frame: the scene through the renderer, then the minimap. The
-// minimap's scene bitmap is rebuilt only when marked dirty (new scene, colours, theme, removed
-// nodes, resize), in its own task after the frame so a big scene's first paint is not delayed;
-// pan and zoom only redraw its viewport rectangle. Draw stats go to document.body.dataset.
+// One drawing per animation frame: the scene through the renderer, then the minimap (and another
+// frame while the renderer still has tiles to draw). The minimap's scene bitmap is rebuilt only
+// when marked dirty (new scene, colours, theme, removed nodes, resize), in time slices after the
+// frame so a big scene's first paint is not delayed; pan and zoom only redraw its viewport
+// rectangle. Draw stats go to document.body.dataset.
 import type { Minimap } from "../render/minimap";
 import { markOnce } from "../marks";
 import type { SceneModel } from "../render/model";
+import { SLICE_MS, Slicer, Superseded } from "../render/slicer";
 import type { DrawState, Renderer } from "../render/renderer";
 import type { Viewport } from "../render/viewport";
 
@@ -20,6 +22,7 @@ export class FrameLoop {
   private frame = 0;
   private miniDirty = true;
   private miniTimer = 0;
+  private miniToken = 0;
   private settleTimer = 0;
   /** the canvas shows nothing yet (its CSS background): a frame without a scene may skip it */
   private blank = true;
@@ -49,6 +52,7 @@ export class FrameLoop {
       const skip = !model && this.blank;
       const stats = skip ? { nodes: 0, edges: 0, labels: 0, ms: 0, edgeMs: 0 } : timed("gx:draw", () => this.renderer.draw(model, this.vp, this.st()));
       this.blank = skip;
+      if (this.renderer.pending) this.redraw(); // tiles still missing: more of them next frame
       if (this.renderer.shifted) {
         // a drag shows shifted copies of the last drawing: draw in full once it stops
         window.clearTimeout(this.settleTimer);
@@ -57,7 +61,7 @@ export class FrameLoop {
           this.redraw();
         }, 150);
       }
-      if (this.miniDirty && !this.miniTimer && !skip) this.miniTimer = window.setTimeout(() => this.rebuildMinimap(), 0);
+      if (this.miniDirty && !this.miniTimer && !skip) this.miniTimer = window.setTimeout(() => void this.rebuildMinimap(), 0);
       const [w, h] = this.renderer.size();
       this.minimap.draw(this.vp, w, h, this.renderer.palette);
       const d = document.body.dataset;
@@ -66,6 +70,8 @@ export class FrameLoop {
       d.drawnEdges = String(stats.edges);
       d.drawnLabels = String(stats.labels);
       d.shifted = String(this.renderer.shifted);
+      d.drawPath = this.renderer.path;
+      d.tilesMissing = String(this.renderer.lastTiles?.missing ?? 0);
       if (this.renderer.shifted) d.shiftedFrames = String(Number(d.shiftedFrames ?? 0) + 1);
       d.drawMs = stats.ms.toFixed(1);
       d.drawEdgeMs = stats.edgeMs.toFixed(1);
@@ -75,19 +81,27 @@ export class FrameLoop {
     });
   }
 
-  private rebuildMinimap(): void {
+  /** Rebuilds the minimap's bitmap in short slices (SLICE_MS); a newer rebuild supersedes this one. */
+  private async rebuildMinimap(): Promise<void> {
     this.miniTimer = 0;
     this.miniDirty = false;
+    const token = ++this.miniToken;
     const model = this.model();
     const hidden = this.st().hidden;
     const col = this.renderer.colorer;
     const pal = this.renderer.palette;
     const t0 = performance.now();
-    timed("gx:minimap", () => this.minimap.rebuild(model, pal, (i) => {
-      const n = model!.nodes[i];
-      if (hidden.has(n.name)) return pal.background;
-      return col?.fill(n) ?? (n.kind === "op" ? pal.opStroke : pal.metaFill);
-    }));
+    const slicer = new Slicer(SLICE_MS, () => token === this.miniToken);
+    try {
+      await this.minimap.rebuild(model, pal, (i) => {
+        const n = model!.nodes[i];
+        if (hidden.has(n.name)) return pal.background;
+        return col?.fill(n) ?? (n.kind === "op" ? pal.opStroke : pal.metaFill);
+      }, slicer);
+    } catch (e) {
+      if (e instanceof Superseded) return;
+      throw e;
+    }
     document.body.dataset.minimapMs = (performance.now() - t0).toFixed(1);
     const [w, h] = this.renderer.size();
     this.minimap.draw(this.vp, w, h, this.renderer.palette);

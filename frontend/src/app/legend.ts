@@ -13,13 +13,13 @@ export function renderLegend(box: HTMLElement, colorer: Colorer, model: SceneMod
     box.appendChild(el("div", {}, sw, el("span", { text: e.label, title: e.label })));
   }
   let edgeEntries = 0;
-  if (model?.edges.some((e) => (e as { reversed?: boolean }).reversed)) {
+  if (model?.reversedEdges) {
     const sw = el("span", { className: "gx-edge-swatch" });
     sw.style.borderTop = `2px dashed ${pal.reversedEdge}`;
     box.appendChild(el("div", { "data-legend-edge": "reversed" }, sw, el("span", { text: "edge reversed to break a cycle" })));
     edgeEntries++;
   }
-  if (model?.nodes.some((n) => n.inferred)) {
+  if (model?.inferredNodes) {
     const sw = el("span", { className: "gx-edge-swatch" });
     sw.style.borderTop = `2px dashed ${pal.metaStroke}`;
     box.appendChild(el("div", { "data-legend-node": "inferred" }, sw,

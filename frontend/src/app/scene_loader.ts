@@ -1,12 +1,12 @@
 // Fetching and indexing the scene of one expansion state. The newest request wins: an older
 // one still running resolves to null (superseded). The server's job stages go to the progress
-// bar; the scene is indexed in ~12 ms slices (SceneModel.build) so a 50k-node scene never
+// bar; the scene is indexed in short slices (SceneModel.build) so a 50k-node scene never
 // freezes the page. Load timings go to document.body.dataset (sceneVia, buildYields, loadMs).
 import type * as api from "../api/client";
 import { SceneSource } from "../api/scene_source";
 import type { GraphRef } from "../api/types";
 import { SceneModel } from "../render/model";
-import { Slicer, Superseded } from "../render/slicer";
+import { SLICE_MS, Slicer, Superseded } from "../render/slicer";
 import { markOnce } from "../marks";
 import type { Shell } from "./shell";
 
@@ -48,7 +48,7 @@ export class SceneLoader {
       markOnce("scene");
       body.dataset.sceneVia = got.via;
       body.dataset.sceneSource = this.source.mode;
-      const slicer = new Slicer(12, isCurrent);
+      const slicer = new Slicer(SLICE_MS, isCurrent);
       model = await SceneModel.build(got.scene, slicer);
       markOnce("model");
       body.dataset.buildYields = String(slicer.yields);

@@ -1,9 +1,11 @@
 // Read-only state and a few shortcuts for tests and the bench, on window.graphExplorer:
 // nodes() with on-screen centres, viewport(), center(name), toggle(name), setExpanded(names),
-// drawList() (every text box and node box the renderer drew last, canvas CSS px).
+// drawList() (every text box and node box the renderer drew last, canvas CSS px, and whether it
+// drew every item or, zoomed out on a big scene, cached tiles).
 import type { PlacedLabel } from "../render/labels";
 import type { SceneModel } from "../render/model";
 import type { DrawnNode } from "../render/renderer";
+import type { TileStats } from "../render/tiles";
 import type { Viewport } from "../render/viewport";
 
 export interface HookHost {
@@ -14,8 +16,9 @@ export interface HookHost {
   toggle(name: string): void;
   setExpanded(names: string[]): void;
   redraw(): void;
-  /** the renderer's draw list of its last full drawing (screen CSS px of the canvas) */
-  drawList(): { labels: PlacedLabel[]; nodes: DrawnNode[] };
+  /** the renderer's draw list of its last drawing (screen CSS px of the canvas): its path
+   * ("full": every item, listed; "tiles": a far view of a big scene from cached tiles, no list) */
+  drawList(): { labels: PlacedLabel[]; nodes: DrawnNode[]; path: "full" | "tiles"; tiles: TileStats | null };
 }
 
 export function installTestHooks(host: HookHost): void {

@@ -108,7 +108,9 @@ export class Colorer {
   private maxMem = 0;
   private categories = new Map<string, number>();
   private rank = new Map<string, number>();
+  private colors = new Map<string, string>();
   constructor(readonly mode: ColorMode, nodes: SceneNode[], private readonly dark: boolean) {
+    if (mode === "none" || mode === "diff" || mode === "tpu") return; // nothing to gather
     for (const n of nodes) {
       if (n.compute_time_us) this.maxTime = Math.max(this.maxTime, n.compute_time_us);
       if (n.memory_bytes) this.maxMem = Math.max(this.maxMem, n.memory_bytes);
@@ -120,7 +122,9 @@ export class Colorer {
       .forEach(([k], i) => this.rank.set(k, i));
   }
   private colorOf(k: string): string {
-    return categoryColor(k, this.dark, this.rank.get(k) ?? -1);
+    let c = this.colors.get(k);
+    if (c === undefined) this.colors.set(k, (c = categoryColor(k, this.dark, this.rank.get(k) ?? -1)));
+    return c;
   }
   private category(n: SceneNode): string | null {
     if (this.mode === "structure") return n.kind === "meta" || n.kind === "series" ? n.template : null;

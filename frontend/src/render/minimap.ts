@@ -1,9 +1,10 @@
 // Minimap: the whole scene drawn once into an offscreen bitmap (rebuilt only when the scene,
-// colours, theme or removed nodes change; one path per colour), plus the viewport rectangle
+// colours, theme or removed nodes change; its pixels written directly), plus the viewport rectangle
 // drawn on top each frame: panning and zooming only copy the bitmap and stroke the rectangle.
 // Dragging / clicking in it moves the main view.
 import type { Palette } from "./colors";
 import type { SceneModel } from "./model";
+import { NO_SLICING, type Slicer } from "./slicer";
 import type { Viewport } from "./viewport";
 
 export class Minimap {
@@ -34,55 +35,48 @@ export class Minimap {
     canvas.addEventListener("pointerup", () => (dragging = false));
   }
 
-  rebuild(model: SceneModel | null, palette: Palette, fill: (i: number) => string): void {
-    this.model = model;
+  /**
+   * Draws the scene into a new bitmap, in slices of `slicer` (a 90k-node scene in several short
+   * tasks); the old bitmap and its mapping stay until the new one is done. Throws Superseded
+   * when the slicer says this rebuild is no longer wanted.
+   */
+  async rebuild(model: SceneModel | null, palette: Palette, fill: (i: number) => string, slicer: Slicer = NO_SLICING): Promise<void> {
     const w = this.canvas.clientWidth || 200, h = this.canvas.clientHeight || 150;
     const dpr = window.devicePixelRatio || 1;
-    this.canvas.width = Math.round(w * dpr);
-    this.canvas.height = Math.round(h * dpr);
     if (!model) {
+      this.model = null;
       this.cache = null;
       return;
     }
     const b = model.bounds;
     const bw = Math.max(1, b.x1 - b.x0), bh = Math.max(1, b.y1 - b.y0);
-    this.scale = Math.min((w - 8) / bw, (h - 8) / bh);
-    this.ox = (w - bw * this.scale) / 2 - b.x0 * this.scale;
-    this.oy = (h - bh * this.scale) / 2 - b.y0 * this.scale;
+    const scale = Math.min((w - 8) / bw, (h - 8) / bh);
+    const mx = (w - bw * scale) / 2 - b.x0 * scale, my = (h - bh * scale) / 2 - b.y0 * scale;
     const c = document.createElement("canvas");
-    c.width = this.canvas.width;
-    c.height = this.canvas.height;
+    c.width = Math.round(w * dpr);
+    c.height = Math.round(h * dpr);
     const ctx = c.getContext("2d")!;
-    ctx.setTransform(dpr * this.scale, 0, 0, dpr * this.scale, dpr * this.ox, dpr * this.oy);
-    ctx.fillStyle = palette.background;
-    ctx.fillRect(b.x0, b.y0, bw, bh);
-    const minSide = 1 / this.scale;
-    // One path per fill colour instead of a fillStyle switch per node: open groups first (they
-    // hold the rest and share one colour), then the other nodes by colour; these never overlap.
-    const byFill = new Map<string, number[]>();
-    const open: number[] = [];
-    for (let i = 0; i < model.nodes.length; i++) {
-      if (model.nodes[i].expanded) {
-        open.push(i);
-        continue;
-      }
-      const f = fill(i);
-      const list = byFill.get(f);
-      if (list) list.push(i);
-      else byFill.set(f, [i]);
-    }
-    const paint = (color: string, idx: number[]) => {
-      ctx.fillStyle = color;
-      ctx.beginPath();
-      for (const i of idx) {
+    // Pixels written directly (a 90k-node scene in tens of ms, where 90k canvas rects took
+    // 200): open groups first (they hold the rest and share one colour), then the other nodes.
+    const img = ctx.createImageData(c.width, c.height);
+    const px = new Uint32Array(img.data.buffer);
+    const rgba = new Rgba(palette.background);
+    const k = dpr * scale, ox = dpr * mx, oy = dpr * my;
+    fillBox(px, c.width, c.height, b.x0 * k + ox, b.y0 * k + oy, b.x1 * k + ox, b.y1 * k + oy, rgba.of(palette.background));
+    for (const pass of [true, false]) {
+      const open = pass ? rgba.of(palette.expandedFill) : 0;
+      for (let i = 0; i < model.nodes.length; i++) {
+        if ((i & 1023) === 0 && slicer.due()) await slicer.yield();
         const n = model.nodes[i];
-        ctx.rect(n.x - n.width / 2, n.y - n.height / 2, Math.max(n.width, minSide), Math.max(n.height, minSide));
+        if (n.expanded !== pass) continue;
+        const x0 = (n.x - n.width / 2) * k + ox, y0 = (n.y - n.height / 2) * k + oy;
+        fillBox(px, c.width, c.height, x0, y0, x0 + Math.max(n.width * k, 1), y0 + Math.max(n.height * k, 1), pass ? open : rgba.of(fill(i)));
       }
-      ctx.fill();
-    };
-    if (open.length) paint(palette.expandedFill, open);
-    for (const [color, idx] of byFill) paint(color, idx);
-    this.cache = c;
+    }
+    ctx.putImageData(img, 0, 0);
+    this.canvas.width = c.width;
+    this.canvas.height = c.height;
+    [this.model, this.cache, this.scale, this.ox, this.oy] = [model, c, scale, mx, my];
   }
 
   draw(vp: Viewport, mainW: number, mainH: number, palette: Palette): void {
@@ -99,4 +93,39 @@ export class Minimap {
     const x = r.x0 * this.scale + this.ox, y = r.y0 * this.scale + this.oy;
     ctx.strokeRect(x, y, (r.x1 - r.x0) * this.scale, (r.y1 - r.y0) * this.scale);
   }
+}
+
+/** CSS colours as little-endian RGBA words, translucent ones blended over a background. */
+class Rgba {
+  private cache = new Map<string, number>();
+  private readonly probe = document.createElement("canvas").getContext("2d", { willReadFrequently: true })!;
+  private readonly under: number[];
+  constructor(background: string) {
+    this.under = this.parse(background).slice(0, 3);
+  }
+  of(css: string): number {
+    let v = this.cache.get(css);
+    if (v === undefined) {
+      const [r, g, b, a] = this.parse(css);
+      const mix = (c: number, u: number) => Math.round(c * a + u * (1 - a));
+      v = ((255 << 24) | (mix(b, this.under[2]) << 16) | (mix(g, this.under[1]) << 8) | mix(r, this.under[0])) >>> 0;
+      this.cache.set(css, v);
+    }
+    return v;
+  }
+  private parse(css: string): number[] {
+    const p = this.probe;
+    p.clearRect(0, 0, 1, 1);
+    p.fillStyle = css;
+    p.fillRect(0, 0, 1, 1);
+    const d = p.getImageData(0, 0, 1, 1).data;
+    return [d[0], d[1], d[2], d[3] / 255]; // getImageData is not premultiplied
+  }
+}
+
+/** Fills the pixels whose centres lie in [x0, x1) x [y0, y1) (at least one pixel). */
+function fillBox(px: Uint32Array, w: number, h: number, x0: number, y0: number, x1: number, y1: number, v: number): void {
+  const a = Math.max(0, Math.round(x0)), b = Math.min(w, Math.max(Math.round(x1), Math.round(x0) + 1));
+  const c = Math.max(0, Math.round(y0)), d = Math.min(h, Math.max(Math.round(y1), Math.round(y0) + 1));
+  for (let y = c; y < d; y++) px.fill(v, y * w + a, y * w + b);
 }

@@ -37,6 +37,38 @@ export class SpatialGrid {
         list.push(id);
       }
   }
+  /** How many items the cells overlapping r list: those of the cells r covers wholly without a
+   * look, the others when `inside(id)` (for items listed in one cell each, e.g. centre points). */
+  count(r: Rect, inside: (id: number) => boolean): number {
+    const a = this.cx(r.x0), b = this.cx(r.x1), c = this.cy(r.y0), d = this.cy(r.y1);
+    let n = 0;
+    for (let j = c; j <= d; j++)
+      for (let i = a; i <= b; i++) {
+        const list = this.cells.get(this.key(i, j));
+        if (!list) continue;
+        if (i > a && i < b && j > c && j < d) n += list.length;
+        else for (const id of list) if (inside(id)) n++;
+      }
+    return n;
+  }
+
+  /** How many distinct ids the cells overlapping r list. */
+  countDistinct(r: Rect, seen: Uint32Array, stamp: number): number {
+    const a = this.cx(r.x0), b = this.cx(r.x1), c = this.cy(r.y0), d = this.cy(r.y1);
+    let n = 0;
+    for (let j = c; j <= d; j++)
+      for (let i = a; i <= b; i++) {
+        const list = this.cells.get(this.key(i, j));
+        if (!list) continue;
+        for (const id of list) {
+          if (seen[id] === stamp) continue;
+          seen[id] = stamp;
+          n++;
+        }
+      }
+    return n;
+  }
+
   /** Ids whose cells overlap r (may contain duplicates when the seen array is not used). */
   query(r: Rect, seen: Uint32Array, stamp: number, out: number[]): void {
     const a = this.cx(r.x0), b = this.cx(r.x1), c = this.cy(r.y0), d = this.cy(r.y1);
@@ -60,10 +92,13 @@ interface Parts {
   byName: Map<string, number>;
   bounds: Rect;
   nodeGrid: SpatialGrid;
+  centreGrid: SpatialGrid;
   edgeGrid: SpatialGrid;
   edgeBox: Rect[];
   inEdges: number[][];
   outEdges: number[][];
+  reversedEdges: number;
+  inferredNodes: number;
 }
 
 const EVERY = 511; // loops ask the slicer whether to yield every 512 items
@@ -77,6 +112,8 @@ export class SceneModel {
   readonly edgeBox: Rect[];
   readonly bounds: Rect;
   private readonly nodeGrid: SpatialGrid;
+  /** each node listed once, in the cell of its centre (counting) */
+  private readonly centreGrid: SpatialGrid;
   private readonly edgeGrid: SpatialGrid;
   private nodeSeen: Uint32Array;
   private edgeSeen: Uint32Array;
@@ -84,6 +121,10 @@ export class SceneModel {
   /** incoming / outgoing edge indices per node index */
   readonly inEdges: number[][];
   readonly outEdges: number[][];
+  /** edges laid out against the flow (cycles) and groups inferred rather than scopes: counted
+   * once here so that warnings and legend need no pass over a big scene */
+  readonly reversedEdges: number;
+  readonly inferredNodes: number;
 
   private constructor(readonly scene: Scene, p: Parts) {
     this.edges = scene.edges;
@@ -92,10 +133,13 @@ export class SceneModel {
     this.byName = p.byName;
     this.bounds = p.bounds;
     this.nodeGrid = p.nodeGrid;
+    this.centreGrid = p.centreGrid;
     this.edgeGrid = p.edgeGrid;
     this.edgeBox = p.edgeBox;
     this.inEdges = p.inEdges;
     this.outEdges = p.outEdges;
+    this.reversedEdges = p.reversedEdges;
+    this.inferredNodes = p.inferredNodes;
     this.nodeSeen = new Uint32Array(p.nodes.length);
     this.edgeSeen = new Uint32Array(scene.edges.length);
   }
@@ -149,9 +193,11 @@ export class SceneModel {
     }
     const byName = new Map<string, number>();
     let x0 = 0, y0 = 0, x1 = scene.width || 1, y1 = scene.height || 1;
+    let inferredNodes = 0;
     for (let i = 0; i < n; i++) {
       const node = nodes[i];
       byName.set(node.name, i);
+      if (node.inferred) inferredNodes++;
       x0 = Math.min(x0, node.x - node.width / 2);
       y0 = Math.min(y0, node.y - node.height / 2);
       x1 = Math.max(x1, node.x + node.width / 2);
@@ -161,8 +207,10 @@ export class SceneModel {
     const cell = Math.max(64, Math.sqrt(((x1 - x0) * (y1 - y0)) / Math.max(1, n)) * 2);
     const nodeGrid = new SpatialGrid(cell, x1 + 1);
     const edgeGrid = new SpatialGrid(cell, x1 + 1);
+    const centreGrid = new SpatialGrid(cell, x1 + 1);
     for (let i = 0; i < n; i++) {
       nodeGrid.insert(i, nodeRect(nodes[i]));
+      centreGrid.insert(i, { x0: nodes[i].x, y0: nodes[i].y, x1: nodes[i].x, y1: nodes[i].y });
       if ((i & EVERY) === 0 && slicer.due()) await slicer.yield();
     }
     const inEdges: number[][] = new Array(n);
@@ -173,8 +221,10 @@ export class SceneModel {
     }
     const edges = scene.edges;
     const edgeBox: Rect[] = new Array(edges.length);
+    let reversedEdges = 0;
     for (let i = 0; i < edges.length; i++) {
       const e = edges[i];
+      if ((e as { reversed?: boolean }).reversed) reversedEdges++;
       let ex0 = Infinity, ey0 = Infinity, ex1 = -Infinity, ey1 = -Infinity;
       for (const [px, py] of e.points) {
         ex0 = Math.min(ex0, px); ey0 = Math.min(ey0, py);
@@ -188,7 +238,8 @@ export class SceneModel {
       edgeBox[i] = box;
       if ((i & EVERY) === 0 && slicer.due()) await slicer.yield();
     }
-    return new SceneModel(scene, { nodes, depth, byName, bounds: { x0, y0, x1, y1 }, nodeGrid, edgeGrid, edgeBox, inEdges, outEdges });
+    return new SceneModel(scene, { nodes, depth, byName, bounds: { x0, y0, x1, y1 }, nodeGrid, centreGrid, edgeGrid, edgeBox, inEdges, outEdges,
+      reversedEdges, inferredNodes });
   }
 
   node(name: string): SceneNode | undefined {
@@ -206,6 +257,21 @@ export class SceneModel {
       if (n.x - n.width / 2 <= r.x1 && n.x + n.width / 2 >= r.x0 && n.y - n.height / 2 <= r.y1 && n.y + n.height / 2 >= r.y0) out[m++] = i;
     }
     return Uint32Array.from(out.slice(0, m)).sort();
+  }
+
+  /** How many nodes have their centre in r: O(cells of r + nodes of its border cells). */
+  countIn(r: Rect): number {
+    const b = this.bounds;
+    if (r.x0 <= b.x0 && r.y0 <= b.y0 && r.x1 >= b.x1 && r.y1 >= b.y1) return this.nodes.length;
+    return this.centreGrid.count(r, (i) => {
+      const n = this.nodes[i];
+      return n.x >= r.x0 && n.x <= r.x1 && n.y >= r.y0 && n.y <= r.y1;
+    });
+  }
+
+  /** The cost of drawing r, ~ microseconds: its nodes, and its edges, which cost ~10x more. */
+  weightIn(r: Rect): number {
+    return this.countIn(r) + 10 * this.edgeGrid.countDistinct(r, this.edgeSeen, ++this.stamp);
   }
 
   edgesIn(r: Rect): number[] {

@@ -5,12 +5,17 @@ import type { SceneNode } from "../api/types";
 import { Colorer, DARK, LIGHT, type Palette } from "./colors";
 import { attributeFirst, LabelPlacer, type PlacedLabel } from "./labels";
 import { SceneModel, type Rect } from "./model";
+import { TileCache, type TileStats } from "./tiles";
 import { Viewport } from "./viewport";
 
 export const MIN_LABEL_PX = 7; // smallest on-screen font size worth drawing
 /** The smallest on-screen size a first view shows every label at (every node of a first view named). */
 export const READABLE_LABEL_PX = 9;
-const PAN_REFRESH_MS = 120; // while dragging, a full drawing at most this often
+const PAN_REFRESH_MS = 120;
+/** Level of detail: a scene of more nodes than this, seen at a scale where no text is readable
+ * (no label fits MIN_LABEL_PX under LOD_MAX_K), is drawn from cached tiles (drawTiled). */
+export const LOD_MIN_NODES = 4000;
+export const LOD_MAX_K = MIN_LABEL_PX / 10; // a node label's largest font is 10 world px // while dragging, a full drawing at most this often
 export const OP_LABEL_PX = 7; // world px of an op's label, drawn beside its ellipse
 const OP_LABEL_MAX_W = 90; // world px; longer op labels end in an ellipsis
 /** On-screen dash patterns (px): control edges dotted, reversed (cycle) edges long-dashed. */
@@ -46,7 +51,17 @@ export interface DrawStats {
 }
 
 export class Renderer {
-  readonly ctx: CanvasRenderingContext2D;
+  /** the context drawn on: the canvas's, or a tile's while one is drawn (drawTile) */
+  private ctx: CanvasRenderingContext2D;
+  private readonly screenCtx: CanvasRenderingContext2D;
+  private labelsOn = true;
+  private readonly tiles = new TileCache();
+  /** which path the last drawing took: every item ("full") or cached tiles ("tiles", far views of big scenes) */
+  path: "full" | "tiles" = "full";
+  /** the last tiled drawing's tiles (test hooks, bench); null after a full one */
+  lastTiles: TileStats | null = null;
+  /** a tiled drawing still shows stand-ins for tiles not drawn yet: draw again next frame */
+  pending = false;
   palette: Palette = LIGHT;
   dark = false;
   colorer: Colorer | null = null;
@@ -69,7 +84,7 @@ export class Renderer {
   constructor(readonly canvas: HTMLCanvasElement) {
     const ctx = canvas.getContext("2d", { alpha: false });
     if (!ctx) throw new Error("Canvas 2D is not available in this browser");
-    this.ctx = ctx;
+    this.ctx = this.screenCtx = ctx;
   }
 
   setDark(dark: boolean): void {
@@ -99,6 +114,13 @@ export class Renderer {
    * hover, trace, colours, theme, removed nodes, canvas size) draws in full at once.
    */
   draw(model: SceneModel | null, vp: Viewport, st: DrawState): DrawStats {
+    this.pending = false;
+    if (model && useTiles(model, vp.k)) {
+      this.panCache = null;
+      this.shifted = false;
+      return this.drawTiled(model, vp, st);
+    }
+    this.lastTiles = null;
     const t0 = performance.now();
     const key = this.contentKey(model, vp, st);
     const c = this.panCache;
@@ -126,14 +148,78 @@ export class Renderer {
     this.panCache = null;
   }
 
+  /**
+   * The far view of a big scene (no text readable, thousands of nodes): the static drawing
+   * from cached tiles (render/tiles.ts), drawn where missing within a per-frame budget, then
+   * the selection and the hovered node on top. Leaves `pending` set while stand-ins show.
+   */
+  private drawTiled(model: SceneModel, vp: Viewport, st: DrawState): DrawStats {
+    const t0 = performance.now();
+    const ctx = this.ctx;
+    const dpr = window.devicePixelRatio || 1;
+    const [w, h] = this.size();
+    this.path = "tiles";
+    this.lastNodes = [];
+    this.lastLabels = [];
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.fillStyle = this.palette.background;
+    ctx.fillRect(0, 0, this.canvas.width, this.canvas.height);
+    // the tiles show everything but the selection and the hover (drawn on top, each frame)
+    const still: DrawState = { ...st, selected: null, hover: null };
+    const id = (o: object | null) => (o ? this.idOf(o) : 0);
+    this.tiles.setContent(JSON.stringify([id(model), id(st.traced), st.traced?.size ?? -1, id(st.tracedEdges),
+      id(st.hidden), st.hidden.size, id(this.colorer), this.colorer?.mode ?? "", id(this.palette), dpr]));
+    const stats: DrawStats = { nodes: 0, edges: 0, labels: 0, ms: 0, edgeMs: 0 };
+    const tiles = this.tiles.draw(ctx, vp, w, h, dpr, {
+      draw: (tctx, s, x0, y0, size) => this.drawTile(tctx, model, still, s / dpr, x0, y0, size),
+      weight: (x0, y0, size) => model.weightIn({ x0, y0, x1: x0 + size, y1: y0 + size }),
+    });
+    this.lastTiles = tiles;
+    this.pending = tiles.missing > 0;
+    ctx.setTransform(dpr * vp.k, 0, 0, dpr * vp.k, dpr * vp.tx, dpr * vp.ty);
+    for (const name of [st.hover, st.selected]) {
+      const n = name ? model.node(name) : undefined;
+      if (!n || st.hidden.has(n.name)) continue;
+      const [stroke, lw] = this.strokeFor(n, st, this.palette.opStroke);
+      ctx.strokeStyle = stroke;
+      ctx.lineWidth = lw / vp.k;
+      const pad = 2 / vp.k;
+      ctx.strokeRect(n.x - n.width / 2 - pad, n.y - n.height / 2 - pad, n.width + 2 * pad, n.height + 2 * pad);
+    }
+    stats.nodes = model.countIn(vp.visible(w, h));
+    stats.ms = performance.now() - t0;
+    return stats;
+  }
+
+  /** One tile: the world square [x0, x0 + size)^2 at k CSS px per unit into a tile's context. */
+  private drawTile(tctx: CanvasRenderingContext2D, model: SceneModel, st: DrawState, k: number,
+                   x0: number, y0: number, size: number): void {
+    const dpr = window.devicePixelRatio || 1;
+    tctx.setTransform(k * dpr, 0, 0, k * dpr, -x0 * k * dpr, -y0 * k * dpr);
+    tctx.fillStyle = this.palette.background;
+    tctx.fillRect(x0, y0, size, size);
+    const view = { x0, y0, x1: x0 + size, y1: y0 + size };
+    const pad = 4 / k; // strokes and minimum sizes reach a few px past a node's box
+    const nodeIds = model.nodesIn({ x0: x0 - pad, y0: y0 - pad, x1: x0 + size + pad, y1: y0 + size + pad });
+    const stats: DrawStats = { nodes: 0, edges: 0, labels: 0, ms: 0, edgeMs: 0 };
+    this.ctx = tctx;
+    try {
+      this.drawItems(model, nodeIds, view, k, st, false, stats);
+    } finally {
+      this.ctx = this.screenCtx;
+      this.labelsOn = true;
+    }
+  }
+
+  private idOf(o: object): number {
+    let v = this.ids.get(o);
+    if (v === undefined) this.ids.set(o, (v = this.nextId++));
+    return v;
+  }
+
   /** Everything a drawing depends on except the view's translation. */
   private contentKey(model: SceneModel | null, vp: Viewport, st: DrawState): string {
-    const id = (o: object | null | undefined) => {
-      if (!o) return 0;
-      let v = this.ids.get(o);
-      if (v === undefined) this.ids.set(o, (v = this.nextId++));
-      return v;
-    };
+    const id = (o: object | null | undefined) => (o ? this.idOf(o) : 0);
     return JSON.stringify([id(model), vp.k, this.canvas.width, this.canvas.height, window.devicePixelRatio || 1,
       st.selected, st.hover, id(st.traced), st.traced?.size ?? -1, id(st.tracedEdges), st.tracedEdges?.size ?? -1,
       id(st.hidden), st.hidden.size, id(this.colorer), this.colorer?.mode ?? "", id(this.palette), this.dark]);
@@ -158,13 +244,12 @@ export class Renderer {
     ctx.fillStyle = this.palette.background;
     ctx.fillRect(0, 0, w, h);
     const stats: DrawStats = { nodes: 0, edges: 0, labels: 0, ms: 0, edgeMs: 0 };
+    this.path = "full";
     if (!model) return stats;
     const k = vp.k;
     ctx.setTransform(dpr * k, 0, 0, dpr * k, dpr * vp.tx, dpr * vp.ty);
     const view = vp.visible(w, h, 20);
     const nodeIds = model.nodesIn(view);
-    const hidden = st.hidden;
-    const isHidden = (name: string) => hidden.size > 0 && hidden.has(name);
     // labels: every text box is placed where it covers no other label and no other node
     this.placer = new LabelPlacer();
     this.vpK = k;
@@ -173,14 +258,29 @@ export class Renderer {
     this.lastNodes = [];
     for (const i of nodeIds) {
       const n = model.nodes[i];
-      if (isHidden(n.name)) continue;
+      if (st.hidden.size > 0 && st.hidden.has(n.name)) continue;
       const r = this.screenBox(n.x - n.width / 2, n.y - n.height / 2, n.x + n.width / 2, n.y + n.height / 2);
       if (r.x1 < -50 || r.y1 < -50 || r.x0 > w + 50 || r.y0 > h + 50) continue;
       this.lastNodes.push({ name: n.name, kind: n.kind, expanded: n.expanded, ...r });
       if (!n.expanded) this.placer.addObstacle(r, n.name); // an expanded group (or series) contains, it covers nothing
     }
     this.lastLabels = this.placer.placed;
+    this.drawItems(model, nodeIds, view, k, st, true, stats);
+    stats.ms = performance.now() - t0;
+    return stats;
+  }
 
+  /**
+   * Draws the nodes `nodeIds` and the edges in `view` (world) on this.ctx, whose transform maps
+   * world units to device px at `k` CSS px per unit. Labels only when `labels` (the screen
+   * drawing, after the obstacles went into this.placer): a tile has none.
+   */
+  private drawItems(model: SceneModel, nodeIds: Uint32Array, view: Rect, k: number, st: DrawState, labels: boolean,
+                    stats: DrawStats): void {
+    const ctx = this.ctx;
+    const hidden = st.hidden;
+    const isHidden = (name: string) => hidden.size > 0 && hidden.has(name);
+    this.labelsOn = labels;
     // 1. expanded groups (backgrounds), parents first
     for (const i of nodeIds) {
       const n = model.nodes[i];
@@ -245,11 +345,11 @@ export class Renderer {
       const screen = Math.max(n.width, n.height) * k;
       if (screen >= 40 || (screen >= 14 && Math.min(10, Math.max(3, n.height * 0.6)) * k >= MIN_LABEL_PX)) {
         stats.labels += this.drawNode(n, k, st);
-        if (n.kind === "op" && OP_LABEL_PX * k >= MIN_LABEL_PX) opLabels.push(n);
+        if (labels && n.kind === "op" && OP_LABEL_PX * k >= MIN_LABEL_PX) opLabels.push(n);
         continue;
       }
       if (st.selected === n.name || st.traced?.has(n.name)) special.push(n);
-      if (n.kind === "op" && OP_LABEL_PX * k >= MIN_LABEL_PX) opLabels.push(n);
+      if (labels && n.kind === "op" && OP_LABEL_PX * k >= MIN_LABEL_PX) opLabels.push(n);
       const fill = screen < 3 && n.kind === "op" && !(this.colorer && this.colorer.mode !== "none") ? this.palette.opStroke : this.nodeFill(n);
       let path = small.get(fill);
       if (!path) small.set(fill, (path = new Path2D()));
@@ -284,7 +384,7 @@ export class Renderer {
     }
     // 4. edge labels, on top, only when readable: on a segment of their own edge where they
     // cover nothing (the middle of the longest segment first), the same text nearby only once
-    if (k * 8 >= MIN_LABEL_PX) {
+    if (labels && k * 8 >= MIN_LABEL_PX) {
       const fs = 8;
       ctx.font = `${fs}px ${FONT}`;
       ctx.fillStyle = this.palette.edgeLabel;
@@ -307,8 +407,6 @@ export class Renderer {
         }
       }
     }
-    stats.ms = performance.now() - t0;
-    return stats;
   }
 
   private nodeFill(n: SceneNode): string {
@@ -347,7 +445,7 @@ export class Renderer {
     ctx.setLineDash([]);
     // header: collapse control + label
     const fs = 9;
-    if (fs * k >= MIN_LABEL_PX && n.width * k > 24) {
+    if (this.labelsOn && fs * k >= MIN_LABEL_PX && n.width * k > 24) {
       const r = 4;
       this.drawToggle(x0 + r + 3, y0 + r + 3, r, true, k);
       ctx.font = `${fs}px ${FONT}`;
@@ -451,7 +549,7 @@ export class Renderer {
     if (n.kind === "in_embedding" || n.kind === "out_embedding") return 0;
     if (n.kind === "op") return 0; // labelled beside it, after all nodes (drawOpLabel)
     const fs = Math.min(10, Math.max(3, h * 0.6));
-    if (fs * k >= MIN_LABEL_PX && w * k >= 14) {
+    if (this.labelsOn && fs * k >= MIN_LABEL_PX && w * k >= 14) {
       ctx.font = `${fs}px ${FONT}`;
       ctx.fillStyle = this.colorer && this.colorer.mode !== "none" && !this.dark ? "#202124" : this.palette.text;
       ctx.textBaseline = "middle";
@@ -588,6 +686,11 @@ export class Renderer {
     return true;
   }
 
+}
+
+/** Whether a view at scale k of this scene takes the tiled path. */
+export function useTiles(model: SceneModel, k: number): boolean {
+  return model.nodes.length > LOD_MIN_NODES && k < LOD_MAX_K;
 }
 
 /** Appends an edge's polyline (smoothed through its bend points when `smooth`) to a path. */

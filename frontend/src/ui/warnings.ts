@@ -31,8 +31,7 @@ export function sceneWarnings(model: SceneModel | null): { text: string; detail:
   if (nDups) out.push({ text: `${plural(nDups, "duplicate node name", "duplicate node names")} (first kept)${examples(dups, nDups)}`, detail: dups.join("\n") });
   const unmatched = num(st.unmatched_step_stats);
   if (unmatched) out.push({ text: `${plural(unmatched, "profile entry matches", "profile entries match")} no node`, detail: "" });
-  let reversed = 0;
-  for (const e of model.edges) if ((e as { reversed?: boolean }).reversed) reversed++;
+  const reversed = model.reversedEdges;
   if (reversed) out.push({ text: `${plural(reversed, "edge drawn reversed", "edges drawn reversed")} to break cycles`, detail: "" });
   return out;
 }
