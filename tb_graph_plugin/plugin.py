@@ -32,7 +32,8 @@ class GraphExplorerPlugin(base_plugin.TBPlugin):
         self.budget = budget.split(cache_bytes, workers)
         self._store = GraphStore(self._provider, self.budget.store_bytes, upload_limit_bytes, max_ops,
                                  max_upload_bytes=self.budget.upload_bytes)
-        # Worker processes start on the first graph request, not at TensorBoard start.
+        # Worker processes start when a page lists the plugins (is_active) or on the first graph
+        # request, not at TensorBoard start.
         self.pool = WorkerPool(n_workers=workers, job_timeout_s=job_timeout_s,
                                result_cache_bytes=self.budget.result_cache_bytes,
                                worker_graph_bytes=self.budget.worker_graph_bytes)
@@ -44,7 +45,10 @@ class GraphExplorerPlugin(base_plugin.TBPlugin):
         return self._routes.table()
 
     def is_active(self):
-        # TensorBoard core activates the tab when data_plugin_names() have data.
+        # TensorBoard core activates the tab when data_plugin_names() have data. It asks on
+        # every page load (/data/plugins_listing), before the user can open the tab: the
+        # moment to start the worker processes.
+        self.pool.prestart()
         return False
 
     def data_plugin_names(self):

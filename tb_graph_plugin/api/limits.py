@@ -1,6 +1,10 @@
-"""The op limit as an HTTP answer: ``ingest.store.GraphTooLarge`` becomes a 413 ``PublicError``.
+"""The op limit as an HTTP answer: ``ingest.parse.GraphTooLarge`` becomes a 413 ``PublicError``.
 
-``GraphStore`` knows its ``max_ops`` and raises ``GraphTooLarge`` (data: what, ops, limit);
+Imports no more than ``ingest.parse``: a worker process imports it too (its start-up is on
+the cold path).
+
+``GraphStore`` (uploads) and a worker (``check_ops``, given the limit with the graph) raise
+``GraphTooLarge`` (data: what, ops, limit);
 this module words it for the client (which flag sets the limit, what still works) and gives it
 its HTTP code, so the route's ``ErrorAnswer`` (or a job's failure) carries both.
 """
@@ -10,10 +14,10 @@ from __future__ import annotations
 from tensorboard import errors
 from tensorboard.compat.proto import graph_pb2
 
-from tb_graph_plugin.ingest import store as ingest_store
-from tb_graph_plugin.ingest.store import GraphStore, GraphTooLarge
+from tb_graph_plugin.ingest import parse
+from tb_graph_plugin.ingest.parse import GraphTooLarge
 
-__all__ = ["GraphTooLargeError", "check_op_limit", "check_ops"]
+__all__ = ["GraphTooLargeError", "check_ops"]
 
 
 class GraphTooLargeError(errors.PublicError):
@@ -36,17 +40,9 @@ def _raised(ops: int) -> int:
     return -(-ops // step) * step
 
 
-def check_op_limit(store: GraphStore, graph: graph_pb2.GraphDef, what: str) -> None:
-    """``store.check_op_limit``, raising ``GraphTooLargeError`` (413) past the limit."""
-    try:
-        store.check_op_limit(graph, what)
-    except GraphTooLarge as e:
-        raise GraphTooLargeError(e) from None
-
-
 def check_ops(graph: graph_pb2.GraphDef, what: str, max_ops: int) -> None:
     """The same check where only the limit is known (a worker, given ``max_ops`` with the graph)."""
     try:
-        ingest_store.check_op_limit(graph, what, max_ops)
+        parse.check_op_limit(graph, what, max_ops)
     except GraphTooLarge as e:
         raise GraphTooLargeError(e) from None

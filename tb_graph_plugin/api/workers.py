@@ -280,6 +280,13 @@ class WorkerPool:
             self._place(handle)
         return handle
 
+    def prestart(self) -> None:
+        """Start the worker processes now (non-blocking), so that the first graph request does
+        not wait for a worker's start-up (~0.1-1 s of imports on a busy machine)."""
+        with self._lock:
+            if not self._closed:
+                self._start_workers()
+
     def job(self, job_id: str) -> JobHandle:
         with self._lock:
             handle = self._by_id.get(job_id)

@@ -9,8 +9,8 @@ The stage, in order (see ``store.GraphStore`` for which data names feed which ki
    (uploads, local files);
 4. ``store.GraphStore``: caches the parsed result per (experiment, run, tag, kind, step);
 5. ``attrs.limit_attr_size``: the stock ``/graph`` attribute elision, on a copy.
+
+Import the modules themselves (``from tb_graph_plugin.ingest.store import GraphStore``): this
+package imports none of them, so a worker process that needs only ``parse`` and
+``run_metadata`` does not pay for the rest (event files, Keras models, the data provider).
 """
-
-from tb_graph_plugin.ingest.store import GraphStore
-
-__all__ = ["GraphStore"]

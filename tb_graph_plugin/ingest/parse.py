@@ -10,7 +10,28 @@ from google.protobuf import message, text_format
 from tensorboard import errors
 from tensorboard.compat.proto import graph_pb2
 
-__all__ = ["parse_graph_def", "parse_graph_file"]
+__all__ = ["parse_graph_def", "parse_graph_file", "GraphTooLarge", "count_ops", "check_op_limit"]
+
+
+class GraphTooLarge(ValueError):
+    """A graph with more ops than a limit (``--graph_explorer_max_ops``): ``what`` it is, its
+    ``ops``, the ``limit``. Data only; ``api.limits`` words it as a 413."""
+
+    def __init__(self, what: str, ops: int, limit: int):
+        super().__init__(f"{what} has {ops:,} ops, more than the limit of {limit:,}")
+        self.what, self.ops, self.limit = what, ops, limit
+
+
+def count_ops(graph: graph_pb2.GraphDef) -> int:
+    """Ops of the graph and of its function library (the nodes the SlimGraph will hold)."""
+    return len(graph.node) + sum(len(f.node_def) for f in graph.library.function)
+
+
+def check_op_limit(graph: graph_pb2.GraphDef, what: str, max_ops: int) -> None:
+    """Raise ``GraphTooLarge`` when ``graph`` has more ops than ``max_ops``."""
+    ops = count_ops(graph)
+    if ops > max_ops:
+        raise GraphTooLarge(what, ops, max_ops)
 
 
 def parse_graph_def(blob, what: str) -> graph_pb2.GraphDef:

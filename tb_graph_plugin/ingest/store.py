@@ -36,6 +36,7 @@ from tensorboard.compat.proto import graph_pb2
 from tb_graph_plugin import metadata
 from tb_graph_plugin import wire
 from tb_graph_plugin.cache import LruCache
+from tb_graph_plugin.ingest.parse import GraphTooLarge, check_op_limit, count_ops  # noqa: F401 - re-exported
 from tb_graph_plugin.ingest import blobs, event_file, keras_model, parse, run_metadata
 
 __all__ = ["GraphStore", "GraphTooLarge", "Upload", "check_op_limit", "count_ops", "DEFAULT_CACHE_BYTES",
@@ -50,14 +51,6 @@ _OP_GRAPH_NAMES = (metadata.RUN_METADATA, metadata.RUN_METADATA_WITH_GRAPH)
 _PROFILE_NAMES = (metadata.TAGGED_RUN_METADATA, metadata.RUN_METADATA)
 
 
-class GraphTooLarge(ValueError):
-    """A graph with more ops than the store's ``max_ops``: ``what`` it is, its ``ops``, the ``limit``."""
-
-    def __init__(self, what: str, ops: int, limit: int):
-        super().__init__(f"{what} has {ops:,} ops, more than the limit of {limit:,}")
-        self.what, self.ops, self.limit = what, ops, limit
-
-
 @dataclasses.dataclass(frozen=True)
 class Upload:
     """An uploaded graph the store keeps: the ``ref`` that opens it, its op count (function
@@ -67,18 +60,6 @@ class Upload:
     ops: int
     warnings: list[str]
     source: str  # "graph file", "run graph (step 0)", ...
-
-
-def count_ops(graph: graph_pb2.GraphDef) -> int:
-    """Ops of the graph and of its function library (the nodes the SlimGraph will hold)."""
-    return len(graph.node) + sum(len(f.node_def) for f in graph.library.function)
-
-
-def check_op_limit(graph: graph_pb2.GraphDef, what: str, max_ops: int) -> None:
-    """Raise ``GraphTooLarge`` when ``graph`` has more ops than ``max_ops``."""
-    ops = count_ops(graph)
-    if ops > max_ops:
-        raise GraphTooLarge(what, ops, max_ops)
 
 
 def _upload_id(blob: bytes) -> str:
