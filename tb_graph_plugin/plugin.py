@@ -32,7 +32,7 @@ class GraphExplorerPlugin(base_plugin.TBPlugin):
         self.budget = budget.split(cache_bytes, workers)
         self._store = GraphStore(self._provider, self.budget.store_bytes, upload_limit_bytes, max_ops,
                                  max_upload_bytes=self.budget.upload_bytes)
-        # Worker processes start when a page lists the plugins (is_active) or on the first graph
+        # Worker processes start when a page lists the plugins (frontend_metadata) or on the first graph
         # request, not at TensorBoard start.
         self.pool = WorkerPool(n_workers=workers, job_timeout_s=job_timeout_s,
                                result_cache_bytes=self.budget.result_cache_bytes,
@@ -45,16 +45,16 @@ class GraphExplorerPlugin(base_plugin.TBPlugin):
         return self._routes.table()
 
     def is_active(self):
-        # TensorBoard core activates the tab when data_plugin_names() have data. It asks on
-        # every page load (/data/plugins_listing), before the user can open the tab: the
-        # moment to start the worker processes.
-        self.pool.prestart()
+        # TensorBoard core activates the tab when data_plugin_names() have data.
         return False
 
     def data_plugin_names(self):
         return metadata.DATA_PLUGIN_NAMES
 
     def frontend_metadata(self):
+        # Asked on every page load (/data/plugins_listing), before the user can open the tab:
+        # the moment to start the worker processes (non-blocking; once).
+        self.pool.prestart()
         return base_plugin.FrontendMetadata(
             es_module_path="/index.js",
             tab_name=metadata.TAB_NAME,
