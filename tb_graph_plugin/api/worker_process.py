@@ -117,6 +117,17 @@ def worker_main(receive: Callable[[], Any], send: Callable[[Any], None]) -> None
     for t in threads:
         t.start()
     locked_send(("hello", rss_bytes()))  # imports done, no graph yet: the pool's memory baseline
+    # The build's imports while no job is here yet (a job arriving meanwhile waits on the
+    # import lock, no longer than it would have anyway); then the baseline again, with them,
+    # unless a job has started to build a graph meanwhile.
+    got_job = threading.Event()
+
+    def preload() -> None:
+        tasks.preload()
+        if not got_job.is_set():
+            locked_send(("hello", rss_bytes()))
+
+    threading.Thread(target=preload, name="preload", daemon=True).start()
     try:
         while True:
             try:
@@ -128,6 +139,7 @@ def worker_main(receive: Callable[[], Any], send: Callable[[Any], None]) -> None
             if message[0] == "ping":
                 locked_send(("pong", message[1], rss_bytes()))
             else:
+                got_job.set()
                 inboxes[message[1] if message[1] in inboxes else "main"].put(message)
     finally:
         for lane in LANES:
