@@ -3,35 +3,35 @@
 Follows [HELIOS-IPC] (docs/references.md): the process that serves the UI never computes a layout;
 workers (``worker_process``) do, and report progress as they go.
 
-- ``WorkerPool.submit(key, task, args, graph_key, load_graph)`` returns a ``JobHandle`` at once.
-  A second submit with the same ``key`` while the first runs joins it (same handle); a finished
-  result (or failure) stays cached under its key (LRU by size) so it is answered at once.
-- Jobs wait in a queue per worker, here in the serving process (so they can move): a job goes
-  to the worker that already holds its graph, else to the least busy one, which is then sent
-  the serialized GraphDef (read by ``load_graph`` on a thread of the serving process).
-- Two lanes per worker: ``main`` (graph builds, layouts) and ``quick`` (``search``, ``node``
-  on a graph the worker has built): a quick job never waits behind a build.
+- ``WorkerPool.submit(key, task, args, graph_key, load_graph)`` returns a ``JobHandle`` at once. A
+  second submit with the same ``key`` while the first runs joins it (same handle); a finished result
+  (or failure) stays cached under its key (LRU by size) so it is answered at once.
+- Jobs wait in a queue per worker, here in the serving process (so they can move): a job goes to the
+  worker that already holds its graph, else to the least busy one, which is then sent the serialized
+  GraphDef (read by ``load_graph`` on a thread of the serving process).
+- Two lanes per worker: ``main`` (graph builds, layouts) and ``quick`` (``search``, ``node`` on a
+  graph the worker has built): a quick job never waits behind a build.
 
-Faults (a crash, a wedge or a leak in a worker must never take the UI down), checked by a
-watchdog thread every 0.25 s:
+Faults (a crash, a wedge or a leak in a worker must never take the UI down), checked by a watchdog
+thread every 0.25 s:
 
-- A worker that dies: replaced; each job it was running is retried once, first in line on the
-  fresh worker; a job whose worker dies a second time fails with a 500 naming the stage that
-  was running and the exit codes, is cached as failed (no crash loop), and when the stage was
-  part of building the graph (``parse``, ``slim_graph``, ``hierarchy``), every later job on that
-  graph fails at once with the same message.
+- A worker that dies: replaced; each job it was running is retried once, first in line on the fresh
+  worker; a job whose worker dies a second time fails with a 500 naming the stage that was running
+  and the exit codes, is cached as failed (no crash loop), and when the stage was part of building
+  the graph (``parse``, ``slim_graph``, ``hierarchy``), every later job on that graph fails at once
+  with the same message.
 - A worker that does not answer its heartbeat (a ping every ``HEARTBEAT_EVERY_S``) for
-  ``heartbeat_timeout_s`` while it runs no long job (a build or layout may hold the GIL in C for
-  a while; those are bounded by the stage budgets): replaced as if it had died.
-- A job that runs one stage past its budget (``stage_budgets_s``) or runs past ``job_timeout_s``
-  in all: its worker is replaced and the job fails with a 500 saying so (not retried: the same
-  input would take as long again); the next request retries.
-- In every replacement the jobs queued on the worker move to the other workers, and the pool
-  keeps serving.
-- A worker whose resident memory grew by more than ``worker_graph_bytes`` over its size at
-  start (imports done) is drained after its job: no new jobs, its queue moves, and it is
-  replaced once idle, which returns its memory to the system (freed Python objects often do
-  not). See "Memory" in BENCHMARKS.md.
+  ``heartbeat_timeout_s`` while it runs no long job (a build or layout may hold the GIL in C for a
+  while; those are bounded by the stage budgets): replaced as if it had died.
+- A job that runs one stage past its budget (``stage_budgets_s``) or runs past ``job_timeout_s`` in
+  all: its worker is replaced and the job fails with a 500 saying so (not retried: the same input
+  would take as long again); the next request retries.
+- In every replacement the jobs queued on the worker move to the other workers, and the pool keeps
+  serving.
+- A worker whose resident memory grew by more than ``worker_graph_bytes`` over its size at start
+  (imports done) is drained after its job: no new jobs, its queue moves, and it is replaced once
+  idle, which returns its memory to the system (freed Python objects often do not). See "Memory" in
+  BENCHMARKS.md.
 
 Post-condition: every handle reaches ``done`` or ``failed``; nothing here blocks the caller of
 ``submit`` for more than a lock.
@@ -39,21 +39,16 @@ Post-condition: every handle reaches ``done`` or ``failed``; nothing here blocks
 
 from __future__ import annotations
 
-import collections
 import logging
-import os
-import pickle
-import subprocess
-import sys
 import threading
 import time
-import uuid
 from concurrent import futures
 from typing import Callable, Hashable, Optional
 
 from tensorboard import errors
 
-from tb_graph_plugin import wire
+from tb_graph_plugin.api.jobs import BUILD_STAGES, DEFAULT_STAGE_BUDGETS_S, QUICK_TASKS, JobFailed, JobHandle, result_size
+from tb_graph_plugin.api.worker_link import WorkerLink
 from tb_graph_plugin.cache import LruCache
 
 __all__ = ["WorkerPool", "JobHandle", "JobFailed", "QUICK_TASKS", "BUILD_STAGES"]
@@ -65,166 +60,9 @@ DEFAULT_JOB_TIMEOUT_S = 300.0
 DEFAULT_RESULT_CACHE_BYTES = 256 << 20
 HEARTBEAT_EVERY_S = 0.5
 DEFAULT_HEARTBEAT_TIMEOUT_S = 3.0
-STARTUP_GRACE_S = 30.0  # a fresh worker imports TensorBoard and numpy before its first pong
-QUICK_TASKS = frozenset({"search", "node"})
-BUILD_STAGES = ("parse", "slim_graph", "hierarchy")
-# Per-stage budgets in seconds (each also capped by the job time limit). A 1M-op graph parses
-# in ~1 s, builds its SlimGraph + Hierarchy in ~10 s on the slow 2-core machine; search has its
-# own 1 s walk budget; node details are a lookup.
-# "sent": from sending a job to the worker's first word on it (it starts a job at once).
-DEFAULT_STAGE_BUDGETS_S = {"sent": 30.0, "parse": 60.0, "slim_graph": 120.0, "hierarchy": 240.0,
-                           "search": 10.0, "node": 10.0}
 _MAX_ATTEMPTS = 2  # a job is run at most twice: once, and once more if its worker died
 _POISONED_KEPT = 256
 _JOBS_KEPT = 2000  # job handles answerable by id (``/job``), oldest forgotten first
-
-
-def _result_size(handle: "JobHandle") -> int:
-    return len(handle.result) if handle.result is not None else 256
-
-
-class JobFailed(errors.PublicError):
-    """A job's failure, carrying the HTTP status its cause maps to."""
-
-    def __init__(self, http_code: int, message: str):
-        super().__init__(message)
-        self.http_code = http_code
-
-
-class JobHandle:
-    """The main-process view of one job: state, stage, progress, then result or error."""
-
-    def __init__(self, key: Hashable, task: str, args: dict, graph_key: Hashable, load_graph):
-        self.job_id = uuid.uuid4().hex[:12]
-        self.key = key
-        self.task = task
-        self.args = args
-        self.graph_key = graph_key
-        self.load_graph = load_graph
-        self.state = wire.JobState.RUNNING
-        self.stage = "queued"
-        self.stage_since = time.monotonic()
-        self.progress = 0.0
-        self.result: Optional[str] = None
-        self.error: Optional[JobFailed] = None
-        self.started = time.monotonic()  # when a worker last started it
-        self.deaths: list[tuple[str, object]] = []  # (stage, exit code) per worker that died running it
-        self.force_graph = False  # send the graph with the job even if the worker should hold it
-        self.sent = False  # the worker it was last started on has been sent it
-        self.done = threading.Event()
-
-    def wire(self) -> wire.Job:
-        return wire.Job(
-            job_id=self.job_id,
-            state=self.state,
-            stage=self.stage,
-            progress=round(self.progress, 3),
-            error=str(self.error) if self.error else None,
-        )
-
-    def wait(self, timeout: Optional[float]) -> bool:
-        return self.done.wait(timeout)
-
-    def value(self) -> str:
-        """The result JSON, or raise the job's error."""
-        if self.error is not None:
-            raise self.error
-        assert self.result is not None
-        return self.result
-
-    def set_stage(self, stage: str) -> None:
-        if stage != self.stage:
-            self.stage, self.stage_since = stage, time.monotonic()
-
-    def _finish(self, result: Optional[str] = None, error: Optional[JobFailed] = None):
-        self.result, self.error = result, error
-        self.state = wire.JobState.FAILED if error else wire.JobState.DONE
-        self.stage = "failed" if error else "done"
-        self.progress = 1.0
-        self.done.set()
-
-
-class _Worker:
-    """One worker process (``python -m tb_graph_plugin.api.worker_process``) speaking pickles
-    over its stdin/stdout; a reader thread turns what it says into callbacks. Its queue and
-    lanes are the pool's bookkeeping, guarded by the pool's lock."""
-
-    def __init__(self, index: int, on_message: Callable, max_graphs: int):
-        self.index = index
-        package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tb_graph_plugin.api.worker_process"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-        )
-        self._write_lock = threading.Lock()
-        self.graphs: LruCache[Hashable, None] = LruCache(max_entries=max_graphs)  # sent: mirrors the worker's own LRU
-        self.built: set = set()  # graphs a job has finished on (a quick job may use them)
-        self.queue: "collections.deque[JobHandle]" = collections.deque()
-        self.lanes: dict[str, Optional[JobHandle]] = {"main": None, "quick": None}
-        self.started_at = self.last_pong = time.monotonic()
-        self.answered = False  # has answered a ping
-        self.rss = 0
-        self.base_rss = 0  # said once ready: imports done, no graph yet
-        self.draining = False
-        self.alive = True
-        self._reader = threading.Thread(target=self._read, args=(on_message,), daemon=True)
-        self._reader.start()
-
-    def silent_for(self, now: float, timeout_s: float) -> bool:
-        """No pong for ``timeout_s`` (before the first pong: for ``STARTUP_GRACE_S``)."""
-        if self.answered:
-            return now - self.last_pong > timeout_s
-        return now - self.started_at > max(timeout_s, STARTUP_GRACE_S)
-
-    def load(self) -> int:
-        return len(self.queue) + sum(h is not None for h in self.lanes.values())
-
-    def lane_of(self, job_id: str) -> Optional[str]:
-        for lane, handle in self.lanes.items():
-            if handle is not None and handle.job_id == job_id:
-                return lane
-        return None
-
-    def send(self, message) -> None:
-        with self._write_lock:
-            pickle.dump(message, self.process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-            self.process.stdin.flush()
-
-    def _read(self, on_message):
-        while self.alive:
-            try:
-                message = pickle.load(self.process.stdout)
-            except (EOFError, OSError, ValueError, pickle.UnpicklingError):
-                return  # the process ended, or stop() closed the pipe
-            on_message(self, message)
-
-    def drain_output(self, timeout_s: float = 2.0) -> None:
-        """Wait until the reader has handled everything a dead process wrote (it then sees EOF)."""
-        self._reader.join(timeout_s)
-
-    def is_alive(self) -> bool:
-        return self.process.poll() is None
-
-    def exitcode(self):
-        return self.process.poll()
-
-    def stop(self):
-        self.alive = False
-        if self.process.poll() is None:
-            self.process.kill()
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-        for stream in (self.process.stdin, self.process.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
 
 
 class WorkerPool:
@@ -245,12 +83,12 @@ class WorkerPool:
         self.heartbeat_timeout_s = heartbeat_timeout_s
         self.worker_graph_bytes = worker_graph_bytes
         self._lock = threading.RLock()
-        self._workers: list[_Worker] = []
+        self._workers: list[WorkerLink] = []
         self._running: dict[Hashable, JobHandle] = {}
         self._by_id: LruCache[str, JobHandle] = LruCache(max_entries=_JOBS_KEPT)
         # finished jobs by key, LRU by result size (a result over the whole budget is kept alone)
         self._results: LruCache[Hashable, JobHandle] = LruCache(
-            max_size=result_cache_bytes, size_of=_result_size, keep_oversized=True)
+            max_size=result_cache_bytes, size_of=result_size, keep_oversized=True)
         self._poisoned: LruCache[Hashable, JobFailed] = LruCache(max_entries=_POISONED_KEPT)
         self._readers = futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="graph_read")
         self.restarted = 0
@@ -311,16 +149,16 @@ class WorkerPool:
 
     def _start_workers(self):
         if not self._workers:
-            self._workers = [_Worker(i, self._on_message, self.max_graphs_per_worker) for i in range(self.n_workers)]
+            self._workers = [WorkerLink(i, self._on_message, self.max_graphs_per_worker) for i in range(self.n_workers)]
             if not self._watchdog.is_alive():
                 self._watchdog.start()
 
-    def _place(self, handle: JobHandle, worker: Optional[_Worker] = None, first: bool = False):
+    def _place(self, handle: JobHandle, worker: Optional[WorkerLink] = None, first: bool = False):
         """Queue ``handle`` on ``worker`` (default: one holding its graph, else the least busy)."""
         if worker is None:
             open_ = [w for w in self._workers if not w.draining] or self._workers
             holders = [w for w in open_ if handle.graph_key in w.graphs]
-            worker = min(holders or open_, key=_Worker.load)
+            worker = min(holders or open_, key=WorkerLink.load)
         handle.set_stage("queued")
         if first:
             worker.queue.appendleft(handle)
@@ -328,7 +166,7 @@ class WorkerPool:
             worker.queue.append(handle)
         self._pump(worker)
 
-    def _pump(self, worker: _Worker):
+    def _pump(self, worker: WorkerLink):
         """Start what can start on ``worker``'s free lanes: a quick job on a built graph goes to
         the quick lane; anything else, in queue order, to the main lane."""
         if not worker.alive:
@@ -343,7 +181,7 @@ class WorkerPool:
         while worker.lanes["main"] is None and worker.queue:
             self._start(worker, "main", worker.queue.popleft())
 
-    def _start(self, worker: _Worker, lane: str, handle: JobHandle):
+    def _start(self, worker: WorkerLink, lane: str, handle: JobHandle):
         poison = self._poisoned.get(handle.graph_key)
         if poison is not None:  # queued before its graph killed two workers
             self._finish(handle, error=poison)
@@ -359,7 +197,7 @@ class WorkerPool:
             worker.built.discard(dropped)
         self._readers.submit(self._send, worker, lane, handle, needs_graph)
 
-    def _send(self, worker: _Worker, lane: str, handle: JobHandle, needs_graph: bool):
+    def _send(self, worker: WorkerLink, lane: str, handle: JobHandle, needs_graph: bool):
         """On a reader thread: read the graph if the worker lacks it, then send the job."""
         try:
             blob = None
@@ -383,7 +221,7 @@ class WorkerPool:
             self._lane_done(worker, handle, drop_graph=True)
             self._finish(handle, error=JobFailed(500, f"reading the graph failed: {type(e).__name__}: {e}"))
 
-    def _lane_done(self, worker: _Worker, handle: JobHandle, drop_graph: bool = False):
+    def _lane_done(self, worker: WorkerLink, handle: JobHandle, drop_graph: bool = False):
         with self._lock:
             lane = worker.lane_of(handle.job_id)
             if lane is None:
@@ -394,7 +232,7 @@ class WorkerPool:
                 worker.built.discard(handle.graph_key)
             self._after_job(worker)
 
-    def _after_job(self, worker: _Worker):
+    def _after_job(self, worker: WorkerLink):
         grown = worker.rss - worker.base_rss
         if self.worker_graph_bytes and worker.answered and grown > self.worker_graph_bytes and not worker.draining:
             worker.draining = True  # too big: take no new work, hand its queue to the others
@@ -411,7 +249,7 @@ class WorkerPool:
 
     # -- messages from workers ------------------------------------------------------------
 
-    def _on_message(self, worker: _Worker, message):
+    def _on_message(self, worker: WorkerLink, message):
         kind = message[0]
         if kind in ("pong", "hello"):
             if kind == "hello":
@@ -494,7 +332,7 @@ class WorkerPool:
                     except (OSError, ValueError):
                         pass  # its pipe closed: it is dead, seen on the next round
 
-    def _overdue(self, worker: _Worker, now: float):
+    def _overdue(self, worker: WorkerLink, now: float):
         """(handle, why) for a job past its stage budget or the job time limit, else None."""
         for handle in list(worker.lanes.values()):
             if handle is None or not handle.sent:  # a slow read here is not the worker's fault
@@ -507,7 +345,7 @@ class WorkerPool:
                                 "the worker was stopped")
         return None
 
-    def _replace(self, worker: _Worker, cause: Optional[str], detail=None):
+    def _replace(self, worker: WorkerLink, cause: Optional[str], detail=None):
         """Stop ``worker``, start a fresh one in its place, and settle its jobs.
 
         ``cause``: ``died`` (detail = exit code), ``silent`` (no heartbeat), ``overdue``
@@ -520,7 +358,7 @@ class WorkerPool:
             queued = list(worker.queue)
             worker.queue.clear()
             worker.stop()
-            fresh = _Worker(worker.index, self._on_message, self.max_graphs_per_worker)
+            fresh = WorkerLink(worker.index, self._on_message, self.max_graphs_per_worker)
             self._workers[self._workers.index(worker)] = fresh
             self.restarted += 1
         if cause is not None:
@@ -540,7 +378,7 @@ class WorkerPool:
             for handle in queued:
                 self._place(handle)
 
-    def _worker_died(self, handle: JobHandle, fresh: _Worker, what: str, exit_code):
+    def _worker_died(self, handle: JobHandle, fresh: WorkerLink, what: str, exit_code):
         """Retry ``handle`` once, first on ``fresh``; the second death fails it for good."""
         handle.deaths.append((handle.stage, exit_code))
         if len(handle.deaths) < _MAX_ATTEMPTS:

@@ -270,7 +270,10 @@ def bench_ours(browser, url: str, group: str | None) -> dict:
     timings = server_timings(url)
     heap = heap_mb(page)
     nodes = frame.evaluate("window.graphExplorer.nodes()")
-    groups = [n for n in nodes if n["kind"] == "meta" and n["parent"] is None and not n["extracted"]]
+    print(json.dumps({"first_paint_s": first_paint, "milestones": marks, "server_timings": timings}), flush=True)
+    groups = ([n for n in nodes if n["kind"] == "meta" and n["parent"] is None and not n["extracted"]]
+              # the first view may have opened the top level (1M ops: the tower series): any group
+              or [n for n in nodes if n["kind"] == "meta" and not n["extracted"] and not n.get("expanded")])
     target = next((n for n in groups if n["name"] == group), None) if group else max(groups, key=lambda n: n["cardinality"])
     box = frame.frame_element().bounding_box()
     frame.evaluate(f"window.graphExplorer.center({json.dumps(target['name'])})")  # make sure it is on screen

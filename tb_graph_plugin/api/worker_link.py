@@ -1,0 +1,106 @@
+"""The serving process's end of one worker process: ``WorkerLink`` starts
+``python -m tb_graph_plugin.api.worker_process``, sends it pickles on its stdin and turns what it
+says on its stdout into callbacks (a reader thread). Its queue and lanes are the pool's
+bookkeeping (``workers.WorkerPool``), guarded by the pool's lock.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import pickle
+import subprocess
+import sys
+import threading
+import time
+from typing import Callable, Hashable, Optional
+
+from tb_graph_plugin.api.jobs import JobHandle
+from tb_graph_plugin.cache import LruCache
+
+__all__ = ["WorkerLink", "STARTUP_GRACE_S"]
+
+STARTUP_GRACE_S = 30.0  # a fresh worker imports TensorBoard and numpy before its first pong
+
+
+class WorkerLink:
+    """One worker process (``python -m tb_graph_plugin.api.worker_process``) speaking pickles
+    over its stdin/stdout; a reader thread turns what it says into callbacks. Its queue and
+    lanes are the pool's bookkeeping, guarded by the pool's lock."""
+
+    def __init__(self, index: int, on_message: Callable, max_graphs: int):
+        self.index = index
+        package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tb_graph_plugin.api.worker_process"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        self._write_lock = threading.Lock()
+        self.graphs: LruCache[Hashable, None] = LruCache(max_entries=max_graphs)  # sent: mirrors the worker's own LRU
+        self.built: set = set()  # graphs a job has finished on (a quick job may use them)
+        self.queue: "collections.deque[JobHandle]" = collections.deque()
+        self.lanes: dict[str, Optional[JobHandle]] = {"main": None, "quick": None}
+        self.started_at = self.last_pong = time.monotonic()
+        self.answered = False  # has answered a ping
+        self.rss = 0
+        self.base_rss = 0  # said once ready: imports done, no graph yet
+        self.draining = False
+        self.alive = True
+        self._reader = threading.Thread(target=self._read, args=(on_message,), daemon=True)
+        self._reader.start()
+
+    def silent_for(self, now: float, timeout_s: float) -> bool:
+        """No pong for ``timeout_s`` (before the first pong: for ``STARTUP_GRACE_S``)."""
+        if self.answered:
+            return now - self.last_pong > timeout_s
+        return now - self.started_at > max(timeout_s, STARTUP_GRACE_S)
+
+    def load(self) -> int:
+        return len(self.queue) + sum(h is not None for h in self.lanes.values())
+
+    def lane_of(self, job_id: str) -> Optional[str]:
+        for lane, handle in self.lanes.items():
+            if handle is not None and handle.job_id == job_id:
+                return lane
+        return None
+
+    def send(self, message) -> None:
+        with self._write_lock:
+            pickle.dump(message, self.process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            self.process.stdin.flush()
+
+    def _read(self, on_message):
+        while self.alive:
+            try:
+                message = pickle.load(self.process.stdout)
+            except (EOFError, OSError, ValueError, pickle.UnpicklingError):
+                return  # the process ended, or stop() closed the pipe
+            on_message(self, message)
+
+    def drain_output(self, timeout_s: float = 2.0) -> None:
+        """Wait until the reader has handled everything a dead process wrote (it then sees EOF)."""
+        self._reader.join(timeout_s)
+
+    def is_alive(self) -> bool:
+        return self.process.poll() is None
+
+    def exitcode(self):
+        return self.process.poll()
+
+    def stop(self):
+        self.alive = False
+        if self.process.poll() is None:
+            self.process.kill()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
