@@ -36,13 +36,20 @@ def parse_input(raw: str) -> tuple[str, int, bool]:
     return raw, 0, False
 
 
+# Element counts are capped (2**40, a 4 TiB float32 tensor; no real one is larger), so that a
+# hostile or corrupt shape (dims of 2**63 - 1) cannot overflow the int64 sums of MetaEdge sizes:
+# up to 2**23 edges of the cap still fit.
+MAX_TENSOR_SIZE = 1 << 40
+
+
 def tensor_size(shape) -> int:
+    """Elements of a tensor of ``shape`` (unknown dims count as 1), at most ``MAX_TENSOR_SIZE``."""
     if not shape:
         return 1
     size = 1
     for d in shape:
         if d > 0:
-            size *= d
+            size = min(size * d, MAX_TENSOR_SIZE)
     return size
 
 

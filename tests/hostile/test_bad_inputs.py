@@ -468,3 +468,25 @@ def test_merged_function_graphs_keep_control_edges(real_logs):
     assert [i for n in merged.node for i in n.input if "/^" in i] == []
     assert sum(1 for n in merged.node for i in n.input if i.startswith("^graph_")) == control_inputs
     assert build_slim_graph(merged).dangling == []
+
+
+def test_regression_huge_shape_dims_do_not_overflow_metaedge_sizes():
+    # Found by test_fuzz_parse_graph_file: a mutated `_output_shapes` with dims near 2**63 made
+    # the int64 sum of a MetaEdge's sizes overflow (OverflowError in hierarchy/metaedges.py).
+    from tb_graph_plugin.graph import build_slim_graph
+    from tb_graph_plugin.graph.edges import MAX_TENSOR_SIZE
+    from tb_graph_plugin.hierarchy import build_hierarchy
+    from tensorboard.compat.proto import graph_pb2
+
+    g = graph_pb2.GraphDef()
+    for k in range(4):
+        src = g.node.add(name=f"a/x{k}", op="Placeholder")
+        dims = src.attr["_output_shapes"].list.shape.add().dim
+        dims.add().size = (1 << 63) - 1
+        dims.add().size = (1 << 62)
+        g.node.add(name=f"b/y{k}", op="Identity", input=[f"a/x{k}"])
+    slim = build_slim_graph(g)
+    assert max(slim.edge_size) == MAX_TENSOR_SIZE
+    h = build_hierarchy(slim)
+    root_edges = h.root.metaedges
+    assert root_edges and all(e.size == 4 * MAX_TENSOR_SIZE for e in root_edges)
