@@ -133,7 +133,7 @@ class GraphStore:
         worker's parse is the only one (it also checks ``max_ops``). Otherwise the GraphDef
         of ``graph_def`` serialized."""
         if ref.kind == wire.GraphKind.PROFILE and ref.run != metadata.UPLOAD_RUN:
-            return self._profile_graph_bytes(ctx, experiment_id, ref)
+            return self._profile_source(ctx, experiment_id, ref, self.graph_bytes)
         key = ("graph_bytes", experiment_id, ref.run, ref.tag, ref.kind, ref.step)
         return self._cache.get_or_load(key, lambda: self._load_graph_bytes(ctx, experiment_id, ref))
 
@@ -146,19 +146,6 @@ class GraphStore:
             if single is not None:
                 return single
         return self.graph_def(ctx, eid, ref).SerializeToString()
-
-    def _profile_graph_bytes(self, ctx, eid, ref: wire.GraphRef) -> bytes:
-        try:
-            return self.graph_bytes(ctx, eid, wire.GraphRef(ref.run, ref.tag, wire.GraphKind.OP, ref.step))
-        except errors.NotFoundError:
-            pass
-        try:
-            return self.graph_bytes(ctx, eid, wire.GraphRef(ref.run, metadata.RUN_GRAPH_TAG, wire.GraphKind.OP, None))
-        except errors.NotFoundError:
-            raise errors.NotFoundError(
-                f"profile {_describe(ref.run, ref.tag, ref.step)} has no graph to show it on: "
-                f"the run has no run graph and the tag no op graph"
-            ) from None
 
     def run_metadata_bytes(self, ctx, experiment_id, run: str, tag: str, step=None) -> bytes:
         """The serialized RunMetadata holding step stats for (run, tag), unparsed (a worker
@@ -188,18 +175,18 @@ class GraphStore:
             rm = run_metadata.parse_run_metadata(read(_OP_GRAPH_NAMES), what)
             return run_metadata.merge_function_graphs(rm, what, stock_quirks)
         if ref.kind == wire.GraphKind.PROFILE:
-            return self._profile_graph(ctx, eid, ref)
+            return self._profile_source(ctx, eid, ref, self.graph_def)
         raise errors.InvalidArgumentError(f"unknown graph kind {ref.kind!r}")
 
-    def _profile_graph(self, ctx, eid, ref: wire.GraphRef) -> graph_pb2.GraphDef:
+    def _profile_source(self, ctx, eid, ref: wire.GraphRef, get):
+        """The graph a profile's stats are shown on, through ``get`` (``graph_def`` or
+        ``graph_bytes``): the tag's op graph if it has one, else the run graph."""
         try:
-            return self.graph_def(ctx, eid, wire.GraphRef(ref.run, ref.tag, wire.GraphKind.OP, ref.step))
+            return get(ctx, eid, wire.GraphRef(ref.run, ref.tag, wire.GraphKind.OP, ref.step))
         except errors.NotFoundError:
             pass
         try:
-            return self.graph_def(
-                ctx, eid, wire.GraphRef(ref.run, metadata.RUN_GRAPH_TAG, wire.GraphKind.OP, None)
-            )
+            return get(ctx, eid, wire.GraphRef(ref.run, metadata.RUN_GRAPH_TAG, wire.GraphKind.OP, None))
         except errors.NotFoundError:
             raise errors.NotFoundError(
                 f"profile {_describe(ref.run, ref.tag, ref.step)} has no graph to show it on: "
