@@ -8,7 +8,9 @@ parsed GraphDefs of runs (store)    1/4     ``ByteSize()`` of each cached proto
 uploaded GraphDefs                  1/8     bytes uploaded (the newest upload is always kept)
 finished answers (result cache)     1/8     JSON bytes, at most 256 MiB
 built graphs in the workers         1/2     per worker: RSS growth over its RSS at start;
-                                            a worker past its share is recycled when idle
+                                            a worker past its share holding two or more
+                                            graphs is recycled when idle (one graph bigger
+                                            than the share alone is kept: it is in use)
 ==================================  ======  ==================================================
 
 Post-condition: the shares sum to at most ``cache_bytes``. What is not in the budget (the stated

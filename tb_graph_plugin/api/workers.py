@@ -29,9 +29,10 @@ thread every 0.25 s:
 - In every replacement the jobs queued on the worker move to the other workers, and the pool keeps
   serving.
 - A worker whose resident memory grew by more than ``worker_graph_bytes`` over its size at start
-  (imports done) is drained after its job: no new jobs, its queue moves, and it is replaced once
-  idle, which returns its memory to the system (freed Python objects often do not). See "Memory" in
-  BENCHMARKS.md.
+  (imports done) while it holds more than one graph is drained after its job: no new jobs, its
+  queue moves, and it is replaced once idle, which returns its memory to the system (freed Python
+  objects often do not). One graph bigger than the share alone stays (it is the one in use); new
+  graphs go to a worker within its share while one is idle. See "Memory" in BENCHMARKS.md.
 
 Post-condition: every handle reaches ``done`` or ``failed``; nothing here blocks the caller of
 ``submit`` for more than a lock.
@@ -158,7 +159,9 @@ class WorkerPool:
         if worker is None:
             open_ = [w for w in self._workers if not w.draining] or self._workers
             holders = [w for w in open_ if handle.graph_key in w.graphs]
-            worker = min(holders or open_, key=WorkerLink.load)
+            # a new graph goes to a worker within its memory share while one is free
+            roomy = [w for w in open_ if not self._over_share(w) and w.load() == 0]
+            worker = min(holders or roomy or open_, key=WorkerLink.load)
         handle.set_stage("queued")
         if first:
             worker.queue.appendleft(handle)
@@ -232,9 +235,19 @@ class WorkerPool:
                 worker.built.discard(handle.graph_key)
             self._after_job(worker)
 
-    def _after_job(self, worker: WorkerLink):
+    def _over_share(self, worker: WorkerLink) -> bool:
         grown = worker.rss - worker.base_rss
-        if self.worker_graph_bytes and worker.answered and grown > self.worker_graph_bytes and not worker.draining:
+        return bool(self.worker_graph_bytes) and worker.answered and grown > self.worker_graph_bytes
+
+    def _after_job(self, worker: WorkerLink):
+        """Drain ``worker`` when it is over its memory share and holds more than one graph.
+
+        A worker over its share with one graph keeps it: that graph alone is bigger than the
+        share (a 1M-op graph takes ~2 GB), recycling would only make the next request on it
+        build it again, and ``_place`` sends other graphs to other workers while one is free.
+        """
+        grown = worker.rss - worker.base_rss
+        if self._over_share(worker) and len(worker.graphs) > 1 and not worker.draining:
             worker.draining = True  # too big: take no new work, hand its queue to the others
             logger.info("graph_explorer: worker %d grew by %d MB, over its %d MB: recycled when idle",
                         worker.index, grown >> 20, self.worker_graph_bytes >> 20)

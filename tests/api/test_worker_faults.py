@@ -132,21 +132,28 @@ def test_stage_past_its_budget_replaces_the_worker_and_fails_the_job(plan):
         pool.close()
 
 
-def test_worker_past_its_memory_share_is_recycled_and_keeps_serving():
+def test_worker_past_its_memory_share_with_two_graphs_is_recycled_and_keeps_serving():
     """``worker_graph_bytes``: a worker whose RSS grew past its share of
-    ``--graph_explorer_cache_mb`` is replaced once idle (its memory goes back to the system)."""
+    ``--graph_explorer_cache_mb`` while it holds two graphs is replaced once idle (its memory goes
+    back to the system); with one graph it keeps it (the graph in use, bigger than the share)."""
     pool = WorkerPool(n_workers=1, worker_graph_bytes=1)  # any graph is over the share
     try:
-        load = _pool_payload([f"mem/n{i}" for i in range(2000)])
-        first = pool.submit("first", "node", {"name": "mem/n1"}, "g", load)
+        load_g = _pool_payload([f"mem/n{i}" for i in range(2000)])
+        load_h = _pool_payload([f"other/n{i}" for i in range(2000)])
+        first = pool.submit("first", "node", {"name": "mem/n1"}, "g", load_g)
         assert first.wait(60) and first.value()
-        seen = pool.workers()  # the first job's worker, or already its replacement (recycling is
-        # asynchronous): either built a graph, so either is recycled once idle
-        second = pool.submit("second", "node", {"name": "mem/n2"}, "g", load)
-        assert second.wait(60) and json.loads(second.value())["name"] == "mem/n2"
+        seen = pool.workers()
+        again = pool.submit("again", "node", {"name": "mem/n3"}, "g", load_g)
+        assert again.wait(60) and json.loads(again.value())["name"] == "mem/n3"
+        time.sleep(0.3)  # recycling would be asynchronous: give it time to show
+        assert pool.restarted == 0 and pool.workers() == seen  # one graph: kept
+        second = pool.submit("second", "node", {"name": "other/n2"}, "h", load_h)
+        assert second.wait(60) and json.loads(second.value())["name"] == "other/n2"
         deadline = time.monotonic() + 30
         while pool.workers() == seen and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert pool.restarted >= 1 and pool.workers() != seen and len(pool.workers()) == 1
+        assert pool.restarted == 1 and pool.workers() != seen and len(pool.workers()) == 1
+        third = pool.submit("third", "node", {"name": "mem/n4"}, "g", load_g)
+        assert third.wait(60) and json.loads(third.value())["name"] == "mem/n4"
     finally:
         pool.close()
