@@ -38,8 +38,12 @@ class GraphExplorerPlugin(base_plugin.TBPlugin):
                                result_cache_bytes=self.budget.result_cache_bytes,
                                worker_graph_bytes=self.budget.worker_graph_bytes)
         self._routes = Routes(self._store, self._provider, self.pool)
-        # Builds the graph the UI opens first, in the background, before anyone asks.
-        self.warmup = Warmup(self._routes, self._provider).start() if warmup else None
+        # Builds the graph the UI opens first before it asks: in the background from the start
+        # (the flag), and in any case as soon as the tab's page asks for its module.
+        self.warmup = Warmup(self._routes, self._provider)
+        if warmup:
+            self.warmup.start()
+        self._routes.on_tab_opened = self.warmup.tab_opened
 
     def get_plugin_apps(self):
         return self._routes.table()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 import functools
-from typing import Optional
+from typing import Callable, Optional
 
 from tensorboard import errors, plugin_util
 from tensorboard.backend import http_util
@@ -52,6 +52,7 @@ class Routes:
         self._store = store
         self._provider = data_provider
         self._pool = pool
+        self.on_tab_opened: Optional[Callable[[str], None]] = None  # called with the experiment id
 
     def table(self):
         return {
@@ -241,6 +242,11 @@ class Routes:
 
     @wrappers.Request.application
     def index_js_route(self, request):
+        """The frontend's module. TensorBoard asks for it when the user opens the tab: the
+        default graph's build starts now (``warmup.Warmup.tab_opened``), not when the page,
+        once loaded, asks for its scene."""
+        if self.on_tab_opened is not None:
+            self.on_tab_opened(plugin_util.experiment_id(request.environ))
         body, mime = static_files.read_static("index.js")
         return http_util.Respond(request, body, mime)
 

@@ -63,9 +63,28 @@ def test_no_graph_data_means_no_warmup(tmp_path):
         app.ours.pool.close()
 
 
-def test_warmup_flag_off_by_request(real_logs):
+def test_warmup_flag_off_builds_nothing_until_the_tab_is_opened(real_logs):
+    """``--graph_explorer_warmup=false``: no job before a page opens the tab; the tab's module
+    request (``/index.js``) starts the default graph's first view, and the page's own ``/scene``
+    joins that job instead of starting another."""
     app = TbApp(real_logs.get("torch_cnn"), warmup=False)
     try:
-        assert app.ours.warmup is None
+        time.sleep(0.5)
+        assert app.ours.warmup.jobs == [] and not app.ours.warmup._thread.is_alive()
+        assert app.get(OURS + "/graphs").status_code == 200
+        assert app.ours.warmup.jobs == []  # listing the graphs opens nothing
+        assert app.get(OURS + "/index.js").status_code == 200
+        deadline = time.monotonic() + 10
+        while not app.ours.warmup.jobs and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (handle,) = app.ours.warmup.jobs
+        ref = app.json(OURS + "/graphs")["default"]
+        graph_ref = wire.GraphRef(ref["run"], ref["tag"], wire.GraphKind(ref["kind"]))
+        assert app.ours._routes.submit(None, "", graph_ref, "scene", scene_args(graph_ref, [], first_view=True)) is handle
+        response = app.get(OURS + "/scene", run=ref["run"], tag=ref["tag"], kind=ref["kind"], wait="10")
+        assert response.status_code == 200 and handle.state == wire.JobState.DONE
+        assert app.get(OURS + "/index.js").status_code == 200  # the page again: nothing new
+        time.sleep(0.3)
+        assert app.ours.warmup.jobs == [handle]
     finally:
         app.ours.pool.close()
