@@ -76,6 +76,8 @@ def test_scenes_are_fetched_and_parsed_by_the_worker(page, explorer):
     open_graph(frame, "torch_cnn", kind="op", tag="__run_graph__")
     assert ds(frame, "sceneSource") == "worker"
     assert ds(frame, "sceneVia") in ("scene", "delta")
+    # the drawing / hit-testing index came built from the worker (typed arrays, transferred)
+    assert ds(frame, "sceneIndex") == "worker"
     # the worker script resolves inside TensorBoard's iframe (base href plugin/graph_explorer/)
     status = frame.evaluate("fetch(new URL('static/scene_worker.js', document.baseURI)).then(r => [r.status, r.headers.get('content-type')])")
     assert status[0] == 200 and "javascript" in status[1]
@@ -91,6 +93,7 @@ def test_without_the_worker_scenes_load_on_the_main_thread(page, tensorboard_url
     assert wait_settled(frame) == "ready", ds(frame, "error")
     open_graph(frame, "torch_cnn", kind="op", tag="__run_graph__")
     assert ds(frame, "sceneSource") == "main"
+    assert ds(frame, "sceneIndex") == "main"  # indexed on the main thread, in slices
     assert canvas_ink(frame) > 50
 
 

@@ -97,6 +97,7 @@ def test_big_scene_lod_tiles_no_long_tasks_and_hits(page, tensorboard_url, ui_lo
     frame.wait_for_function(f"JSON.parse(document.body.dataset.expanded || '[]').length === {GROUPS}", timeout=120000)
     settle(frame)
     assert int(frame.evaluate("document.body.dataset.sceneNodes")) > LOD_MIN_NODES
+    assert frame.evaluate("document.body.dataset.sceneIndex") == "worker"  # hits below use the worker's index
 
     # zoomed out: every node on screen, drawn from tiles
     frame.click("[data-action=fit]")

@@ -1,6 +1,8 @@
 // Messages between the app (main thread) and the scene worker (src/worker/scene_worker.ts).
 // A scene travels as a head, then node and edge chunks: each chunk is a message of its own,
-// so the main thread deserialises a 50k-node scene in many short tasks, not one long one.
+// so the main thread deserialises a 50k-node scene in many short tasks, not one long one. Its
+// index for drawing and hit-testing (render/scene_index.ts) comes last, built in the worker.
+import type { SceneIndex } from "../render/scene_index";
 import type { ViewOptions } from "./client";
 import type { GraphRef, Job, Scene, SceneDelta, SceneEdge, SceneNode } from "./types";
 
@@ -41,7 +43,7 @@ export type WorkerAnswer =
   | { id: number; type: "head"; head: SceneHead; via: "scene" | "delta"; timing: WorkerTiming }
   | { id: number; type: "nodes"; nodes: SceneNode[] }
   | { id: number; type: "edges"; edges: SceneEdge[] }
-  | { id: number; type: "done" }
+  | { id: number; type: "done"; index: SceneIndex } // built while the chunks were on their way; buffers transferred
   | { id: number; type: "error"; message: string; status: number };
 
 /** When the worker fetched (or was handed) and parsed this answer, as epoch ms (timeOrigin + now). */

@@ -8,6 +8,7 @@
 import { markOnce, measureAbsolute } from "../marks";
 import * as api from "./client";
 import { type SceneHead, type WorkerAnswer, type WorkerRequest } from "./scene_protocol";
+import type { SceneIndex } from "../render/scene_index";
 import type { GraphRef, Scene, SceneEdge, SceneNode } from "./types";
 
 export const WORKER_PATH = "static/scene_worker.js";
@@ -23,8 +24,15 @@ interface Pending {
   via: "scene" | "delta";
   nodes: SceneNode[];
   edges: SceneEdge[];
-  resolve: (s: { scene: Scene; via: SceneVia }) => void;
+  resolve: (s: Loaded) => void;
   reject: (e: Error) => void;
+}
+
+/** A scene, how it came, and its index when the worker built it (else the app builds it). */
+export interface Loaded {
+  scene: Scene;
+  via: SceneVia;
+  index?: SceneIndex;
 }
 
 class WorkerGone extends Error {}
@@ -90,7 +98,7 @@ export class SceneSource {
       case "done": {
         this.pending.delete(m.id);
         const { nNodes: _n, nEdges: _e, ...rest } = p.head!;
-        p.resolve({ scene: { ...rest, nodes: p.nodes, edges: p.edges }, via: p.via });
+        p.resolve({ scene: { ...rest, nodes: p.nodes, edges: p.edges }, via: p.via, index: m.index });
         break;
       }
       case "error":
@@ -111,7 +119,7 @@ export class SceneSource {
     from: string[] | null,
     onProgress: api.ProgressFn,
     isCurrent: () => boolean,
-  ): Promise<{ scene: Scene; via: SceneVia }> {
+  ): Promise<Loaded> {
     let body: ArrayBuffer | undefined;
     if (this.worker && !this.ready && from === null) {
       // the worker is still starting: do not wait for it to send the request
@@ -137,7 +145,7 @@ export class SceneSource {
   }
 
   /** A small /scene answer fetched here: parsed here; the worker keeps a copy for deltas. */
-  private parseHere(bytes: ArrayBuffer, ref: GraphRef, view: api.ViewOptions): { scene: Scene; via: SceneVia } {
+  private parseHere(bytes: ArrayBuffer, ref: GraphRef, view: api.ViewOptions): Loaded {
     markOnce("scene-fetched");
     const scene = api.parseJson<Scene>(new TextDecoder().decode(bytes), 200);
     this.worker?.postMessage({ type: "seed", base: this.pluginBase, ref, view, body: bytes } satisfies WorkerRequest, [bytes]);

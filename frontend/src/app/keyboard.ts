@@ -67,7 +67,7 @@ function neighbours(m: SceneModel, i: number): number[] {
       } else out.add(k);
     };
     for (const j of frontier)
-      for (const e of [...m.inEdges[j], ...m.outEdges[j]]) {
+      for (const e of [...m.edgesInto(j), ...m.edgesOutOf(j)]) {
         const edge = m.edges[e];
         for (const end of [edge.source, edge.target]) {
           const k = m.byName.get(end);

@@ -1,7 +1,7 @@
 // Fetching and indexing the scene of one expansion state. The newest request wins: an older
 // one still running resolves to null (superseded). The server's job stages go to the progress
-// bar; the scene is indexed in short slices (SceneModel.build) so a 50k-node scene never
-// freezes the page. Load timings go to document.body.dataset (sceneVia, buildYields, loadMs).
+// bar; the scene comes indexed from the scene worker, or is indexed here in short slices
+// (SceneModel.build), so a 50k-node scene never freezes the page. Load timings go to document.body.dataset (sceneVia, sceneIndex, buildYields, loadMs).
 import type * as api from "../api/client";
 import { SceneSource } from "../api/scene_source";
 import type { GraphRef } from "../api/types";
@@ -49,7 +49,8 @@ export class SceneLoader {
       body.dataset.sceneVia = got.via;
       body.dataset.sceneSource = this.source.mode;
       const slicer = new Slicer(SLICE_MS, isCurrent);
-      model = await SceneModel.build(got.scene, slicer);
+      model = got.index ? await SceneModel.fromIndex(got.scene, got.index, slicer) : await SceneModel.build(got.scene, slicer);
+      body.dataset.sceneIndex = got.index ? "worker" : "main"; // where the drawing index was built
       markOnce("model");
       body.dataset.buildYields = String(slicer.yields);
       body.dataset.loadMs = (performance.now() - t0).toFixed(0);

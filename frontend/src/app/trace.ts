@@ -22,7 +22,7 @@ export function traceFrom(m: SceneModel | null, selected: string | null, mode: T
     const seen = new Set<number>(queue);
     while (queue.length) {
       const i = queue.pop()!;
-      for (const ei of up ? m.inEdges[i] : m.outEdges[i]) {
+      for (const ei of up ? m.edgesInto(i) : m.edgesOutOf(i)) {
         edges.add(ei);
         const e = m.edges[ei];
         const other = m.byName.get(up ? e.source : e.target);

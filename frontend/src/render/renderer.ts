@@ -297,8 +297,7 @@ export class Renderer {
     for (const i of edgeIds) {
       const e = model.edges[i];
       if (e.points.length < 2 || isHidden(e.source) || isHidden(e.target)) continue;
-      const box = model.edgeBox[i];
-      if ((box.x1 - box.x0 + box.y1 - box.y0) * k < 1.5 && !st.tracedEdges?.has(i)) continue; // under the node dots anyway
+      if (model.edgeExtent(i) * k < 1.5 && !st.tracedEdges?.has(i)) continue; // under the node dots anyway
       const traced = st.tracedEdges?.has(i) ?? false;
       const width = Math.max(0.75 / k, traced ? Math.max(e.width, 2 / k) : e.width);
       const wq = Math.round(width * k * 4) / 4; // quantised on-screen width

@@ -1,6 +1,7 @@
 // The scene worker: fetches and parses scenes off the main thread (a 53k-op scene is tens of
 // MB of JSON), keeps the last scene so an expand/collapse can be answered with /scene_delta,
-// and sends each scene back in chunks (see api/scene_protocol.ts). The app may hand it a
+// and sends each scene back in chunks (see api/scene_protocol.ts), then its index for drawing
+// and hit-testing (render/scene_index.ts), so the main thread does not build it. The app may hand it a
 // /scene answer it fetched itself (the first scene, while this worker was starting): as a
 // load (parse it and send it back) or as a seed (keep it for deltas, send nothing). Built by
 // esbuild into tb_graph_plugin/static/scene_worker.js, served by the plugin's /static/* route.
@@ -15,8 +16,12 @@ import {
   type WorkerRequest,
 } from "../api/scene_protocol";
 import type { Scene } from "../api/types";
+import { indexBuffers, indexScene } from "../render/scene_index";
 
-const scope = self as unknown as { postMessage(m: WorkerAnswer): void; onmessage: ((ev: MessageEvent<WorkerRequest>) => void) | null };
+const scope = self as unknown as {
+  postMessage(m: WorkerAnswer, transfer?: Transferable[]): void;
+  onmessage: ((ev: MessageEvent<WorkerRequest>) => void) | null;
+};
 const now = () => performance.timeOrigin + performance.now();
 let latest = 0;
 let last: { key: string; scene: Scene } | null = null;
@@ -51,7 +56,10 @@ async function load(req: LoadRequest): Promise<void> {
   scope.postMessage({ id, type: "head", head: { ...rest, nNodes: nodes.length, nEdges: edges.length }, via, timing });
   for (let i = 0; i < nodes.length; i += NODE_CHUNK) scope.postMessage({ id, type: "nodes", nodes: nodes.slice(i, i + NODE_CHUNK) });
   for (let i = 0; i < edges.length; i += EDGE_CHUNK) scope.postMessage({ id, type: "edges", edges: edges.slice(i, i + EDGE_CHUNK) });
-  scope.postMessage({ id, type: "done" });
+  // the index is built while the main thread deserialises the chunks, then handed over
+  const index = indexScene(scene);
+  if (!isCurrent()) return;
+  scope.postMessage({ id, type: "done", index }, indexBuffers(index));
 }
 
 scope.onmessage = (ev) => {
