@@ -4,6 +4,10 @@ when it is first shown; ``/scene`` without ``expanded`` answers it, ``expanded=[
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -58,6 +62,37 @@ def test_a_top_level_with_many_children_stays_closed(real_logs):
     children = h.group(h.root.id).children
     opened = first_view_expanded(h, max_children=len(children) - 1)
     assert opened == []
+
+
+_GROUPED_CONVS = """
+import sys
+from pathlib import Path
+import keras, numpy as np
+from tests import logwriters as lw
+keras.utils.set_random_seed(0)
+image = keras.Input((8, 8, 4), name="image")
+x = image
+for i in range(4):  # grouped convs: Keras 3 runs each as an XLA-compiled library function (ConvNeXt's)
+    x = keras.layers.Conv2D(4, 3, padding="same", groups=2, name=f"grouped_{i}")(x)
+lw._trace_forward(Path(sys.argv[1]), keras.Model(image, x, name="grouped"), np.random.rand(1, 8, 8, 4).astype("float32"))
+"""
+
+
+def test_regression_library_functions_do_not_keep_a_keras_trace_closed(tmp_path):
+    """ConvNeXtTiny's trace showed one closed ``convnext_tiny_1`` among its 18 ``_conv_xla``
+    library functions: they counted as top-level children (too many to open) and as ops (the
+    model under 60%). Written with the real Keras 3 API; the functions are still drawn."""
+    run = tmp_path / "grouped"
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow")
+    subprocess.run([sys.executable, "-c", _GROUPED_CONVS, str(run)], cwd=Path(__file__).resolve().parents[2],
+                   env=env, check=True, timeout=300, capture_output=True)
+    h = build_hierarchy(build_slim_graph(load_graph_def(str(tmp_path))))
+    top = h.group(h.root.id).children
+    library = [c for c in top if h.is_group(c) and h.group(c).function]
+    assert len(library) == 4 and len(top) > 8  # what kept it closed
+    opened = first_view_expanded(h)
+    assert opened and opened[0] == "grouped_1"
+    assert h.label(h.id_of(opened[-1])) == "grouped_[0-3]"
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,11 @@ few (at most ``max_children``) and among which one group holds at least ``min_sh
 ops is opened, and so on inside it, at most ``max_depth`` levels: a Keras-callback model is one
 box ``small_cnn`` at the top, a PyTorch model is ``input``, ``TransformerEncoder``, ``output``.
 
+Library functions (``__function_library__<fn>`` groups: TF2 control flow bodies, Keras 3's
+XLA-compiled grouped convolutions, nested ``tf.function``) are definitions, not part of the flow
+(their calls are ops inside the model): they are left out of both counts, so a ConvNeXt trace
+whose 18 ``_conv_xla`` functions sit beside ``convnext_tiny_1`` opens on its model like any other.
+
 Pre: a Hierarchy. Post: a list of group names, outermost first, each the parent of the next;
 empty when the top level already shows the structure (many children, or no dominant group).
 
@@ -26,7 +31,7 @@ def first_view_expanded(h: Hierarchy, max_children: int = 8, min_share: float = 
     opened: list[str] = []
     gid = h.root.id
     for _ in range(max_depth):
-        children = h.group(gid).children
+        children = [c for c in h.group(gid).children if not _is_library_function(h, c)]
         if not children or len(children) > max_children:
             break
         total = sum(h.cardinality(c) for c in children)
@@ -39,3 +44,8 @@ def first_view_expanded(h: Hierarchy, max_children: int = 8, min_share: float = 
         opened.append(h.name_of(best))
         gid = best
     return opened
+
+
+def _is_library_function(h: Hierarchy, node: int) -> bool:
+    """``node`` is a group holding one ``GraphDef.library`` function (``scopes.build_scopes``)."""
+    return h.is_group(node) and h.group(node).function is not None
