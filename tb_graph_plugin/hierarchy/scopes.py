@@ -2,7 +2,10 @@
 
 Follows the stock dashboard ([TB-GRAPH-DOC] "Adding nodes": "If node is named 'a/b/c',
 create metanodes 'a' and 'a/b'"). Function library nodes
-(``__function_library__<fn>/...``) land in a group whose ``function`` is ``<fn>``.
+(``__function_library__<fn>/...``) land in a group whose ``function`` is ``<fn>``, labelled
+``ƒ <fn>`` without TensorFlow's ``__inference_`` prefix (``ƒ _conv_xla_2572``, ``ƒ
+rnn_while_body_72``): the group name's common ``__function_library__`` head made every such label
+read the same once cut to its box.
 
 Pre-condition: a SlimGraph whose names are normalized (no op name is also a scope).
 Post-condition: group 0 is the root ``__root__``; every MAIN op is in exactly one group's
@@ -16,7 +19,20 @@ from tb_graph_plugin.graph.model import FUNCTION_LIBRARY_PREFIX
 from tb_graph_plugin.wire import EmbeddingRole
 from tb_graph_plugin.hierarchy.model import ROOT_NAME, Hierarchy, MetaNode
 
-__all__ = ["add_group", "build_scopes"]
+__all__ = ["add_group", "build_scopes", "function_label"]
+
+_TF_FUNCTION_PREFIX = "__inference_"  # TensorFlow 2 names a traced function __inference_<name>_<uid>
+
+
+def function_label(fn: str) -> str:
+    """The label of a library function's group: ``ƒ`` and the function's own name.
+
+    >>> function_label("__inference__conv_xla_2572"), function_label("rnn_while_body_72")
+    ('ƒ _conv_xla_2572', 'ƒ rnn_while_body_72')
+    """
+    if fn.startswith(_TF_FUNCTION_PREFIX) and len(fn) > len(_TF_FUNCTION_PREFIX):
+        fn = fn[len(_TF_FUNCTION_PREFIX):]
+    return "ƒ " + fn
 
 
 def add_group(h: Hierarchy, name: str, label: str, parent: int, cls=MetaNode, **kw) -> MetaNode:
@@ -46,6 +62,7 @@ def build_scopes(h: Hierarchy) -> None:
         fn = None
         if j < 0 and label.startswith(FUNCTION_LIBRARY_PREFIX):
             fn = label[len(FUNCTION_LIBRARY_PREFIX):]
+            label = function_label(fn)
         g = add_group(h, scope, label, parent, function=fn)
         groups[parent - n].children.append(g.id)
         scope_ids[scope] = g.id

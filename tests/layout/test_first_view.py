@@ -90,6 +90,10 @@ def test_regression_library_functions_do_not_keep_a_keras_trace_closed(tmp_path)
     top = h.group(h.root.id).children
     library = [c for c in top if h.is_group(c) and h.group(c).function]
     assert len(library) == 4 and len(top) > 8  # what kept it closed
+    # each function's label is its own name, not the common __function_library__ head (all
+    # four read "__function_librar…" once cut to their boxes)
+    labels = sorted(h.label(c) for c in library)
+    assert all(label.startswith("ƒ _conv_xla_") for label in labels) and len(set(labels)) == 4, labels
     opened = first_view_expanded(h)
     assert opened and opened[0] == "grouped_1"
     assert h.label(h.id_of(opened[-1])) == "grouped_[0-3]"

@@ -17,8 +17,11 @@ Screenshots: ``tests/_artifacts/screenshots/first_view_<run>_<tag>.png``.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -119,3 +122,45 @@ def test_first_views_name_every_node_readably_without_overlaps(page, tensorboard
             "demo_torch_cnn", "demo_tf1_graph", "demo_tf2_keras_trace", "demo_torch_transformer"} <= runs, seen
     assert all(labels > 0 for _, _, labels, _ in seen), seen
     assert bad == {}, json.dumps(bad, indent=1)
+
+
+_PREFIXED_BLOCKS = """
+import sys
+from pathlib import Path
+import keras, numpy as np
+from tests import logwriters as lw
+keras.utils.set_random_seed(0)
+image = keras.Input((8, 8, 4), name="image")
+x = image
+for i in range(4):  # Keras applications name every block <model>_<block>_<i>: one long shared prefix
+    block = keras.Sequential([keras.layers.Conv2D(4, 3, padding="same", name=f"conv_{i}"),
+                              keras.layers.ReLU(name=f"relu_{i}")], name=f"a_very_long_network_name_stage_{i}")
+    x = keras.layers.Add(name=f"a_very_long_network_name_add_{i}")([x, block(x)])
+lw._trace_forward(Path(sys.argv[1]), keras.Model(image, x, name="residual_network"), np.random.rand(1, 8, 8, 4).astype("float32"))
+"""
+
+
+def test_regression_labels_sharing_a_long_prefix_are_cut_in_the_middle(page, tensorboard_url, tmp_path):
+    """ConvNeXtTiny's blocks all read ``convnext_tin…`` (every Keras application prefixes its
+    blocks with the model's name): a label whose end holds an index is cut in the middle, so
+    ``a_very_long_network_name_stage_2_1`` reads ``a_very_long…stage_2_1`` and siblings stay
+    apart (boxes are at most 130 px wide: ~19 characters). Written
+    with the real Keras API (a subprocess: TensorFlow stays out of this process)."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow", PYTHONPATH=str(REPO))
+    subprocess.run([sys.executable, "-c", _PREFIXED_BLOCKS, str(tmp_path / "prefixed")], cwd=REPO, env=env,
+                   check=True, timeout=300, capture_output=True)
+    page.goto(f"{tensorboard_url(tmp_path, min_runs=1)}/#graph_explorer")
+    frame = app_frame(page)
+    assert wait_settled(frame, 120000) == "ready"
+    frame.wait_for_function("Number(document.body.dataset.drawnNodes) > 0")
+    page.wait_for_timeout(300)
+    draw = frame.evaluate("JSON.parse(JSON.stringify(window.graphExplorer.drawList()))")
+    page.screenshot(path=str(SCREENSHOTS / "first_view_prefixed_blocks.png"))
+    texts = {lab["owner"].rsplit("/", 1)[-1]: lab["text"] for lab in draw["labels"]
+             if lab["kind"] != "edge" and not lab["text"].isdigit()}
+    stages = {name: text for name, text in texts.items() if re.fullmatch(r"a_very_long_network_name_(stage|add)_\d_1", name)}
+    assert len(stages) == 8, texts
+    assert len(set(stages.values())) == 8, stages  # cut at the end, all eight read "a_very_long_net…"
+    for name, text in stages.items():
+        kind, index = re.search(r"_(stage|add)_(\d)_1$", name).groups()
+        assert "…" in text and text.endswith(f"{kind}_{index}_1") and text.startswith("a_very"), (name, text)

@@ -3,14 +3,14 @@
 // clipped to their box). No DOM per node.
 import type { SceneNode } from "../api/types";
 import { Colorer, DARK, LIGHT, type Palette } from "./colors";
-import { attributeFirst, LabelPlacer, type PlacedLabel } from "./labels";
+import { READABLE_LABEL_PX, TextFitter } from "./label_fit";
+import { LabelPlacer, type PlacedLabel } from "./labels";
 import { SceneModel, type Rect } from "./model";
 import { TileCache, type TileStats } from "./tiles";
 import { Viewport } from "./viewport";
 
 export const MIN_LABEL_PX = 7; // smallest on-screen font size worth drawing
-/** The smallest on-screen size a first view shows every label at (every node of a first view named). */
-export const READABLE_LABEL_PX = 9;
+export { READABLE_LABEL_PX };
 const PAN_REFRESH_MS = 120;
 /** Level of detail: a scene of more nodes than this, seen at a scale where no text is readable
  * (no label fits MIN_LABEL_PX under LOD_MAX_K), is drawn from cached tiles (drawTiled). */
@@ -65,7 +65,7 @@ export class Renderer {
   palette: Palette = LIGHT;
   dark = false;
   colorer: Colorer | null = null;
-  private widthCache = new Map<string, number>();
+  private readonly text: TextFitter;
   // Panning: the last full drawing, shifted while only the translation changes (see draw()).
   private panCache: { key: string; tx: number; ty: number; at: number; bitmap: HTMLCanvasElement; stats: DrawStats } | null = null;
   /** the canvas shows a shifted copy (strips may be blank): a full drawing should follow */
@@ -85,6 +85,7 @@ export class Renderer {
     const ctx = canvas.getContext("2d", { alpha: false });
     if (!ctx) throw new Error("Canvas 2D is not available in this browser");
     this.ctx = this.screenCtx = ctx;
+    this.text = new TextFitter(ctx);
   }
 
   setDark(dark: boolean): void {
@@ -393,7 +394,7 @@ export class Renderer {
       for (const i of edgeIds) {
         const e = model.edges[i];
         if (!e.label || e.points.length < 2 || isHidden(e.source) || isHidden(e.target)) continue;
-        const tw = this.measure(e.label, fs);
+        const tw = this.text.measure(e.label, fs);
         for (const [mx, my] of segmentMiddles(e.points)) {
           const cx = mx + 2 + tw / 2;
           const r = this.screenBox(cx - tw / 2, my - fs / 2, cx + tw / 2, my + fs / 2);
@@ -559,7 +560,7 @@ export class Renderer {
       }
       if (isGroup && n.cardinality > 1 && w * k > 60) {
         const card = String(n.cardinality);
-        const cw = this.measure(card, fs) + 3;
+        const cw = this.text.measure(card, fs) + 3;
         const cr = this.screenBox(x0 + w - 3 - cw + 3, n.y - fs / 2, x0 + w - 3, n.y + fs / 2);
         if (cw < avail / 2 && this.placer.free(cr, n.name)) {
           ctx.textAlign = "right";
@@ -596,7 +597,7 @@ export class Renderer {
     ];
     for (let s = 0; s < spots.length; s++) {
       const [sx, cy, room] = spots[s];
-      const fit = this.fitLabel(text, room, fs0, k);
+      const fit = this.text.fit(text, room, fs0, k);
       if (!fit) continue;
       const x0 = s === 0 ? sx : s === 1 ? left - fit.tw : Math.max(px0, Math.min(px1 - fit.tw, n.x - fit.tw / 2));
       if (cy - fit.fs / 2 < py0 || cy + fit.fs / 2 > py1) continue;
@@ -619,61 +620,11 @@ export class Renderer {
     return { x0: x0 * k + this.vpTx, y0: y0 * k + this.vpTy, x1: x1 * k + this.vpTx, y1: y1 * k + this.vpTy };
   }
 
-  private measure(text: string, fs: number): number {
-    let w10 = this.widthCache.get(text);
-    if (w10 === undefined) {
-      const ctx = this.ctx;
-      const font = ctx.font;
-      ctx.font = `10px ${FONT}`;
-      w10 = ctx.measureText(text).width;
-      ctx.font = font;
-      if (this.widthCache.size > 50000) this.widthCache.clear();
-      this.widthCache.set(text, w10);
-    }
-    return (w10 * fs) / 10;
-  }
-
-  /** The text to draw in `avail` world px: a long label first shrinks (down to 80% of `fs`, never
-   * below the readable size at this zoom), then is truncated with an ellipsis; null: no room. */
-  private fitLabel(text: string, avail: number, fs: number, k: number): { t: string; tw: number; fs: number } | null {
-    const fit = this.fitPlain(text, avail, fs, k);
-    if (!fit || fit.t === text) return fit;
-    // cut: a PyTorch `Type[attribute] (n)` keeps its attribute, the part that differs
-    const m = /^(.*?)( \(\d+\))?$/.exec(text)!;
-    const alt = attributeFirst(m[1]);
-    return alt ? this.fitPlain(alt + (m[2] ?? ""), avail, fs, k) : fit;
-  }
-
-  private fitPlain(text: string, avail: number, fs: number, k: number): { t: string; tw: number; fs: number } | null {
-    if (avail <= fs) return null;
-    let t = text;
-    let tw = this.measure(t, fs);
-    if (tw > avail) {
-      const smaller = Math.max(fs * 0.8, READABLE_LABEL_PX / k, fs * (avail / tw));
-      if (smaller < fs) {
-        fs = smaller;
-        tw = this.measure(t, fs);
-      }
-    }
-    if (tw > avail) {
-      let lo = 0, hi = text.length;
-      while (lo < hi) {
-        const mid = (lo + hi + 1) >> 1;
-        if (this.measure(text.slice(0, mid) + "…", fs) <= avail) lo = mid;
-        else hi = mid - 1;
-      }
-      if (lo === 0) return null;
-      t = text.slice(0, lo) + "…";
-      tw = this.measure(t, fs);
-    }
-    return { t, tw, fs };
-  }
-
-  /** fillText of `fitLabel`'s text (aligned as the context says) where it covers no other node
+  /** fillText of `TextFitter.fit`'s text (aligned as the context says) where it covers no other node
    * or label; records it in the draw list. */
   private fitText(text: string, x: number, y: number, avail: number, fs: number, k: number, owner = "",
                   kind: PlacedLabel["kind"] = "node"): boolean {
-    const fit = this.fitLabel(text, avail, fs, k);
+    const fit = this.text.fit(text, avail, fs, k);
     if (!fit) return false;
     const align = this.ctx.textAlign;
     const x0 = align === "center" ? x - fit.tw / 2 : align === "right" ? x - fit.tw : x;

@@ -15,7 +15,7 @@ class SceneOptions:
     # collapsed node sizes (stock render.ts values)
     op_size: tuple[float, float] = (15.0, 6.0)
     meta_width: float = 60.0  # the narrowest collapsed group
-    meta_max_width: float = 90.0  # the widest: longer labels are cut with an ellipsis
+    meta_max_width: float = 130.0  # the widest (~19 characters): longer labels are cut with an ellipsis
     label_char_width: float = 5.8  # mean advance of the frontend's 10 px label font (Roboto)
     meta_label_padding: float = 24.0  # expand toggle and the gaps around label and cardinality
     meta_height: tuple[float, float] = (15.0, 60.0)  # by cardinality over meta_card_domain
