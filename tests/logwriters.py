@@ -60,6 +60,7 @@ EXPECTED: dict[str, dict[str, dict[str, set[str]]]] = {
     "keras_bert_encoder_trace": {"keras_bert_encoder_trace": {OP_GRAPH: {"forward"}}},
     "keras_xception_trace": {"keras_xception_trace": {OP_GRAPH: {"forward"}}},
     "keras_efficientnetb0_trace": {"keras_efficientnetb0_trace": {OP_GRAPH: {"forward"}}},
+    "keras_mobilenetv3small_trace": {"keras_mobilenetv3small_trace": {OP_GRAPH: {"forward"}}},
     "hf_gpt2": {"hf_gpt2": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
     "keras_diff_pair": {"base": {OP_GRAPH: {"forward"}}, "changed": {OP_GRAPH: {"forward"}}},
 }
@@ -346,6 +347,13 @@ def write_keras_mobilenetv2_trace(outdir: Path, layers: int | None = None) -> Pa
     """MobileNetV2 at 64x64 (~1.1k nodes): blocks ``block_{i}_*``."""
     return _keras_application_trace(outdir, "keras_mobilenetv2_trace", "MobileNetV2", 64,
                                     _blocks_by_prefix(r"(block_\d+)_"))
+
+
+def write_keras_mobilenetv3small_trace(outdir: Path, layers: int | None = None) -> Path:
+    """MobileNetV3Small at 64x64: inverted residual blocks as its Keras source names them, block 0
+    ``expanded_conv_<layer>`` (no index) and block k ``expanded_conv_<k>_<layer>``."""
+    return _keras_application_trace(outdir, "keras_mobilenetv3small_trace", "MobileNetV3Small", 64,
+                                    _blocks_by_prefix(r"(expanded_conv(?:_\d+)?)_[a-z]"))
 
 
 def write_keras_xception_trace(outdir: Path, layers: int | None = None) -> Path:
@@ -701,6 +709,7 @@ WRITERS: dict[str, Callable[..., Path]] = {
     "keras_bert_encoder_trace": write_keras_bert_encoder_trace,
     "keras_xception_trace": write_keras_xception_trace,
     "keras_efficientnetb0_trace": write_keras_efficientnetb0_trace,
+    "keras_mobilenetv3small_trace": write_keras_mobilenetv3small_trace,
     "hf_gpt2": write_hf_gpt2,
     "keras_diff_pair": write_keras_diff_pair,
 }

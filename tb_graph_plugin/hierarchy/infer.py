@@ -14,6 +14,10 @@ only taken along as glue (below):
   (``Layer[3]``). Every prefix ending in an index token is a *candidate*:
   ``stage_0_block_2_conv`` proposes ``stage_0`` and ``stage_0_block_2``; ``mixed9``
   proposes itself (the layer that names a block belongs to it);
+* the first instance of a repeated block, which Keras names without its index
+  (``expanded_conv_depthwise`` beside ``expanded_conv_1_depthwise``), is proposed as block
+  ``expanded_conv`` of family ``expanded_conv_#`` when a numbered block has a layer of the same
+  name;
 * a trailing uniquifier that most labels of the group share (Keras 3 traces call every
   layer scope ``<layer>_1``) is ignored first;
 * a candidate is kept when ``infer_min_group`` <= its members < all children, it differs
@@ -144,6 +148,7 @@ def _kept_chains(h: Hierarchy, labels: list[str], memo: dict) -> list[list[str]]
                 letters.setdefault(p, set()).add(q[-1])
     stages = {p for p, found in letters.items() if len(found) >= 2}
     proposed = [[(p, f) for p, f in chain if p not in letters or p in stages] for chain in proposed]
+    _first_instances(labels, proposed)
     members: Counter = Counter(p for chain in proposed for p, _ in chain)
     total = len(labels)
     sized: dict[str, str] = {}  # prefix -> family, for prefixes passing the size rules
@@ -156,6 +161,34 @@ def _kept_chains(h: Hierarchy, labels: list[str], memo: dict) -> list[list[str]]
                 prev = m
     family_size = Counter(sized.values())
     return [[p for p, _ in chain if p in sized and family_size[sized[p]] >= 2] for chain in proposed]
+
+
+def _first_instances(labels: list, proposed: list[list[tuple[str, str]]]) -> None:
+    """Propose the block Keras wrote without its index (in place, outermost first).
+
+    Keras names a repeated block's first instance without the number the others carry: its
+    MobileNetV3 source builds block 0 as ``expanded_conv_<layer>`` and block k as
+    ``expanded_conv_k_<layer>`` (its default layer names do the same: ``conv``, ``conv_1``).
+    A label ``base_rest`` is proposed as a member of block ``base`` (family ``base_#``) when
+    some block ``base_k`` holds a layer ``base_k_rest``: the same layer name in the same place.
+    """
+    rests: dict[str, tuple[str, set[str]]] = {}  # base -> (family, layer names after base_k_)
+    for x, chain in zip(labels, proposed):
+        for p, fam in chain:
+            base, _, index = p.rpartition("_")
+            if base and index.isdigit() and fam.endswith("_#") and len(x) > len(p) + 1:
+                rests.setdefault(base, (fam, set()))[1].add(x[len(p) + 1:])
+    if not rests:
+        return
+    for k, x in enumerate(labels):
+        if x is None:
+            continue
+        for base, (fam, known) in rests.items():
+            rest = x[len(base) + 1:]
+            if (x.startswith(base + "_") and rest in known and not rest[:1].isdigit()
+                    and all(f != fam for _, f in proposed[k])):
+                proposed[k] = [(base, fam)] + proposed[k]
+                break
 
 
 def _reach(succ, start, within, stop) -> set[int]:

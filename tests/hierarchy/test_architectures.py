@@ -22,7 +22,8 @@ from tb_graph_plugin.layout.scene.first_view import first_view_expanded
 from tests.hierarchy.invariants import check_invariants
 
 KERAS_ARCHS = ["keras_resnet50_trace", "keras_inceptionv3_trace", "keras_mobilenetv2_trace",
-               "keras_bert_encoder_trace", "keras_xception_trace", "keras_efficientnetb0_trace"]
+               "keras_bert_encoder_trace", "keras_xception_trace", "keras_efficientnetb0_trace",
+               "keras_mobilenetv3small_trace"]
 ACYCLIC_ARCHS = KERAS_ARCHS + ["torch_transformer", "hf_gpt2"]
 
 _CACHE: dict = {}
