@@ -54,6 +54,7 @@ EXPECTED: dict[str, dict[str, dict[str, set[str]]]] = {
     "torch_cnn": {"torch_cnn": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
     "torch_transformer": {"torch_transformer": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
     "keras_callback": {"train": {KERAS: {"keras"}}},
+    "keras_unet_callback": {"train": {KERAS: {"keras"}}},
     "keras_resnet50_trace": {"keras_resnet50_trace": {OP_GRAPH: {"forward"}}},
     "keras_inceptionv3_trace": {"keras_inceptionv3_trace": {OP_GRAPH: {"forward"}}},
     "keras_mobilenetv2_trace": {"keras_mobilenetv2_trace": {OP_GRAPH: {"forward"}}},
@@ -462,6 +463,38 @@ def write_keras_callback(outdir: Path, layers: int | None = None) -> Path:
     return Path(outdir) / "train"
 
 
+def write_keras_unet_callback(outdir: Path, layers: int | None = None) -> Path:
+    """A small hand-written Keras UNet (three levels, skip concatenations), one epoch of ``fit``
+    with ``keras.callbacks.TensorBoard(write_graph=True)``: a conceptual graph of 24 layers."""
+    _quiet_tf()
+    import keras
+    import numpy as np
+
+    layers_ = keras.layers
+    keras.utils.set_random_seed(0)
+    image = keras.Input((32, 32, 3), name="image")
+    skips, x = [], image
+    for i, f in enumerate((8, 16, 32)):
+        x = layers_.Conv2D(f, 3, padding="same", activation="relu", name=f"down{i}_conv1")(x)
+        x = layers_.Conv2D(f, 3, padding="same", activation="relu", name=f"down{i}_conv2")(x)
+        skips.append(x)
+        x = layers_.MaxPooling2D(name=f"down{i}_pool")(x)
+    x = layers_.Conv2D(64, 3, padding="same", activation="relu", name="bottleneck_conv")(x)
+    for i, f in reversed(list(enumerate((8, 16, 32)))):
+        x = layers_.Conv2DTranspose(f, 2, strides=2, name=f"up{i}_deconv")(x)
+        x = layers_.Concatenate(name=f"up{i}_concat")([x, skips[i]])
+        x = layers_.Conv2D(f, 3, padding="same", activation="relu", name=f"up{i}_conv1")(x)
+        x = layers_.Conv2D(f, 3, padding="same", activation="relu", name=f"up{i}_conv2")(x)
+    model = keras.Model(image, layers_.Conv2D(2, 1, name="mask")(x), name="unet")
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    xs = np.random.rand(8, 32, 32, 3).astype("float32")
+    ys = np.random.randint(0, 2, size=(8, 32, 32)).astype("int32")
+    fresh_run_dir(Path(outdir) / "train")
+    callback = keras.callbacks.TensorBoard(log_dir=str(outdir), write_graph=True, profile_batch=0)
+    model.fit(xs, ys, batch_size=4, epochs=1, verbose=0, callbacks=[callback])
+    return Path(outdir) / "train"
+
+
 # --------------------------------------------------------------------------- TF1 graph mode
 
 
@@ -703,6 +736,7 @@ WRITERS: dict[str, Callable[..., Path]] = {
     "torch_cnn": write_torch_cnn,
     "torch_transformer": write_torch_transformer,
     "keras_callback": write_keras_callback,
+    "keras_unet_callback": write_keras_unet_callback,
     "keras_resnet50_trace": write_keras_resnet50_trace,
     "keras_inceptionv3_trace": write_keras_inceptionv3_trace,
     "keras_mobilenetv2_trace": write_keras_mobilenetv2_trace,

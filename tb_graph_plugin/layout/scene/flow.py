@@ -35,6 +35,7 @@ from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.pack import components, pack_layout, should_pack
 from tb_graph_plugin.layout.scene.partition import partition
 from tb_graph_plugin.layout.scene.placed import GroupLayout, PlacedEdge, PlacedNode, endpoint_name
+from tb_graph_plugin.layout.scene.sizes import op_label_room
 from tb_graph_plugin.layout.scene.stubs import cut_long_edges
 from tb_graph_plugin.pipeline import Pipeline, Step
 
@@ -105,11 +106,12 @@ def _layout(f: Flow) -> None:
 
 
 def _tall(f: Flow) -> bool:
-    return not f.packed and fold_bands(f.res, f.o) > 1
+    return not f.packed and fold_bands(f.res, f.o, op_label_room(f.h, f.res, f.o)) > 1
 
 
 def _fold(f: Flow) -> None:
-    f.res, f.flow, more = fold_layout(f.bg, f.res, fold_bands(f.res, f.o), f.o, f.cache.memo)
+    room = op_label_room(f.h, f.res, f.o)
+    f.res, f.flow, more = fold_layout(f.bg, f.res, fold_bands(f.res, f.o, room), f.o, f.cache.memo, room)
     f.stubs = f.stubs + more
 
 

@@ -6,7 +6,9 @@ layers into chunks placed next to each other). InceptionV3's model group is a ch
 modules, 110 x 1,326 px (aspect 12:1) when drawn as one column. A group's drawing whose height
 exceeds ``o.fold_aspect`` times its width is cut into ``k`` bands of about equal height along
 the rank axis (cuts between ranks, at node centres), each band laid out on its own and placed
-left to right in flow order (band 0, where the flow starts, on the left), bottoms aligned. An
+left to right in flow order (band 0, where the flow starts, on the left), bottoms aligned, each as
+wide as its drawing plus the labels its ops show on their right (a band of ops packed at the
+ellipses' width hid its labels under the next band: a Keras UNet's layers read ``d…``). An
 edge between two bands becomes two labelled stubs, as :mod:`~tb_graph_plugin.layout.scene.stubs`
 cuts long edges ([NGRAPH-VIS]): ``→ target`` at its source and ``← source`` at its target.
 
@@ -25,23 +27,28 @@ from tb_graph_plugin.layout.model import RankDir
 from tb_graph_plugin.layout.scene.endpoint import BridgeGraph, FlowEdge, Stub, StubNode
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.pack import assemble
+from tb_graph_plugin.layout.scene.sizes import extent
 
 __all__ = ["fold_bands", "fold_layout"]
 
 
-def fold_bands(res: LayoutResult, o: SceneOptions) -> int:
-    """How many bands the drawing ``res`` is folded into (1: not folded)."""
-    if not o.layout.rankdir.vertical or res.height <= o.fold_aspect * max(res.width, o.meta_width):
+def fold_bands(res: LayoutResult, o: SceneOptions, room: Optional[dict[str, float]] = None) -> int:
+    """How many bands the drawing ``res`` is folded into (1: not folded). ``room``: the op
+    labels' widths (``sizes.op_label_room``), part of a band's width."""
+    width = extent(res, room or {})
+    if not o.layout.rankdir.vertical or res.height <= o.fold_aspect * max(width, o.meta_width):
         return 1
     rows = len({round(y, 1) for _, y in res.positions.values()})
-    step = max(res.width, o.meta_width) + o.pack_gap
+    step = max(width, o.meta_width) + o.pack_gap
     # k bands: about k * step wide and height / k tall, k * step / (height / k) ~ pack_aspect
     return max(1, min(rows // 2, round(math.sqrt(o.pack_aspect * res.height / step))))
 
 
 def fold_layout(bg: BridgeGraph, res: LayoutResult, k: int, o: SceneOptions,
-                memo: Optional[LayoutMemo] = None) -> tuple[LayoutResult, list[FlowEdge], list[StubNode]]:
-    """``(result, edges, stubs)`` of ``bg`` folded into ``k`` bands (see the module doc)."""
+                memo: Optional[LayoutMemo] = None, room: Optional[dict[str, float]] = None,
+                ) -> tuple[LayoutResult, list[FlowEdge], list[StubNode]]:
+    """``(result, edges, stubs)`` of ``bg`` folded into ``k`` bands (see the module doc); each
+    band is as wide as its drawing and the op labels on its right (``room``)."""
     graph = bg.graph
     upward = o.layout.rankdir is RankDir.BT
     along = {nid: (res.height - y if upward else y) for nid, (x, y) in res.positions.items()}  # from the flow start
@@ -71,7 +78,7 @@ def fold_layout(bg: BridgeGraph, res: LayoutResult, k: int, o: SceneOptions,
     corners, x = [], 0.0
     for r in results:
         corners.append((x, height - r.height if upward else 0.0))
-        x += r.width + o.pack_gap
+        x += extent(r, {nid: w for nid, w in (room or {}).items() if nid in r.positions}) + o.pack_gap
     out, out_meta = assemble(results, [parts_edges[b] for b in keep], corners, x - o.pack_gap, height)
     out.timings["bands"] = float(len(keep))
     return out, out_meta, stubs

@@ -23,6 +23,7 @@ from tb_graph_plugin.layout.scene.border import band_extra, bridge_rows, place_b
 from tb_graph_plugin.layout.scene.bridge_graph import layout_id
 from tb_graph_plugin.layout.scene.endpoint import Bridge, Child, Endpoint, Partition, StubNode
 from tb_graph_plugin.layout.scene.options import SceneOptions
+from tb_graph_plugin.layout.scene.sizes import extent, op_label_room
 from tb_graph_plugin.layout.scene.placed import (
     PlacedEdge,
     PlacedNode,
@@ -76,7 +77,9 @@ def measure(h: Hierarchy, part: Partition, res: LayoutResult, sizes, o: SceneOpt
     lcol, lw, lh = _column(h, part.left, sizes, o, part, sep)
     rcol, rw, rh = _column(h, part.right, sizes, o, part, sep)
     x0 = pad + (lw + o.side_column_gap if part.left else 0.0)
-    core_w, core_h = (res.width, res.height) if part.core or part.carriers else (0.0, 0.0)
+    # the flow's width includes the labels its ops show on their right (drawn inside the box)
+    core_w = extent(res, op_label_room(h, res, o)) if part.core or part.carriers else 0.0
+    core_h = res.height if part.core or part.carriers else 0.0
     inner_h = max(core_h, lh, rh)
     width = x0 + core_w + (o.side_column_gap + rw if part.right else 0.0) + pad
     height = pad_top + inner_h + pad

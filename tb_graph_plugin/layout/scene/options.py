@@ -57,6 +57,10 @@ class SceneOptions:
     pack_gap: float = 20.0
     # a flow drawing taller than fold_aspect times its width is folded into bands side by side (fold.py)
     fold_aspect: float = 8.0
+    # an op's label is drawn to the right of its ellipse (frontend OP_LABEL_PX 7, cut at 90 world px):
+    # room a folded band leaves for it
+    op_label_char_width: float = 4.1
+    op_label_max_width: float = 90.0
     # a series stack taller than series_max_aspect times its width wraps into columns (series.py)
     series_max_aspect: float = 4.0
     series_column_gap: float = 20.0

@@ -1,13 +1,15 @@
-"""Collapsed node sizes, edge stroke widths and edge labels (stock TensorBoard rules)."""
+"""Collapsed node sizes, edge stroke widths and edge labels (stock TensorBoard rules), and the
+room op labels take beside their ellipses (ours)."""
 
 from __future__ import annotations
 
 from typing import Optional
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
+from tb_graph_plugin.layout.model import LayoutResult
 from tb_graph_plugin.layout.scene.options import SceneOptions
 
-__all__ = ["meta_size", "collapsed_size", "edge_width", "shape_label"]
+__all__ = ["meta_size", "collapsed_size", "edge_width", "shape_label", "op_label_room", "extent"]
 
 
 def meta_size(cardinality: int, o: SceneOptions, label: str = "") -> tuple[float, float]:
@@ -44,3 +46,20 @@ def shape_label(count: int, shape: Optional[tuple]) -> Optional[str]:
     if len(shape) == 0:
         return "scalar"
     return "×".join("?" if d is None or d < 0 else str(d) for d in shape)
+
+
+def op_label_room(h: Hierarchy, res: LayoutResult, o: SceneOptions) -> dict[str, float]:
+    """World px right of each op node of ``res`` that its label takes (an op's label is drawn
+    beside its ellipse; a group carries its label inside its box)."""
+    n = h.n_ops
+    return {nid: min(o.op_label_max_width, o.op_label_char_width * len(h.label(int(nid))) + 4.0)
+            for nid in res.positions if nid.isdigit() and int(nid) < n}
+
+
+def extent(res: LayoutResult, room: dict[str, float]) -> float:
+    """The drawing's width with the op labels that stick out on its right."""
+    right = res.width
+    for nid, extra in room.items():
+        x, _ = res.positions[nid]
+        right = max(right, x + res.sizes[nid][0] / 2 + extra)
+    return right
