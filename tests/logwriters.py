@@ -63,6 +63,7 @@ EXPECTED: dict[str, dict[str, dict[str, set[str]]]] = {
     "keras_efficientnetb0_trace": {"keras_efficientnetb0_trace": {OP_GRAPH: {"forward"}}},
     "keras_mobilenetv3small_trace": {"keras_mobilenetv3small_trace": {OP_GRAPH: {"forward"}}},
     "hf_gpt2": {"hf_gpt2": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
+    "hf_t5_wrapped": {"hf_t5_wrapped": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
     "keras_diff_pair": {"base": {OP_GRAPH: {"forward"}}, "changed": {OP_GRAPH: {"forward"}}},
 }
 
@@ -662,6 +663,34 @@ def write_hf_gpt2(outdir: Path, layers: int | None = None) -> Path:
     return run
 
 
+def write_hf_t5_wrapped(outdir: Path, layers: int | None = None) -> Path:
+    """Hugging Face ``transformers`` T5 (3 + 3 layers, width 32) from a config, random init, inside
+    the wrapper a user writes to pass ``decoder_input_ids`` (``add_graph`` takes positional
+    tensors), PyTorch ``add_graph``."""
+    _tensorboard_without_tf()
+    import torch
+    import transformers
+    from torch.utils.tensorboard import SummaryWriter
+
+    class Seq2Seq(torch.nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, decoder_input_ids):
+            return self.model(input_ids=input_ids, decoder_input_ids=decoder_input_ids,
+                              return_dict=True).last_hidden_state
+
+    torch.manual_seed(0)
+    config = transformers.T5Config(vocab_size=100, d_model=32, d_kv=16, d_ff=64, num_layers=layers or 3,
+                                   num_decoder_layers=layers or 3, num_heads=2, use_cache=False)
+    model = Seq2Seq(transformers.T5Model(config).eval()).eval()
+    run = fresh_run_dir(Path(outdir) / "hf_t5_wrapped")
+    with SummaryWriter(str(run)) as writer:
+        writer.add_graph(model, (torch.randint(0, 100, (1, 8)), torch.randint(0, 100, (1, 6))), use_strict_trace=False)
+    return run
+
+
 # --------------------------------------------------------------------------- reading back
 
 
@@ -745,6 +774,7 @@ WRITERS: dict[str, Callable[..., Path]] = {
     "keras_efficientnetb0_trace": write_keras_efficientnetb0_trace,
     "keras_mobilenetv3small_trace": write_keras_mobilenetv3small_trace,
     "hf_gpt2": write_hf_gpt2,
+    "hf_t5_wrapped": write_hf_t5_wrapped,
     "keras_diff_pair": write_keras_diff_pair,
 }
 

@@ -6,7 +6,9 @@ The pipeline is the list :data:`PIPELINE`, in order (each step timed into ``slim
 2. ``names.index_names``         name -> op id index, duplicate names
 3. ``edges.read_edges``          ``^x`` / ``x:N`` inputs -> raw edges, dangling inputs
 4. ``embeddings.place_embeddings`` embeddings beside their op, base edges
-5. ``names.rename_namespace_clashes``  ``A`` -> ``A/(A)`` when ``A`` is also a namespace
+5. ``plumbing.place_plumbing``  PyTorch tuple/list plumbing renamed into its producers' scope
+   (when ``options.place_plumbing``)
+6. ``names.rename_namespace_clashes``  ``A`` -> ``A/(A)`` when ``A`` is also a namespace
    (when ``options.rename_namespace_clashes``)
 
 Example::
@@ -26,7 +28,7 @@ import dataclasses
 import gc
 from typing import Any, Optional
 
-from tb_graph_plugin.graph import edges, embeddings, names, nodes
+from tb_graph_plugin.graph import edges, embeddings, names, nodes, plumbing
 from tb_graph_plugin.graph.model import (
     BaseEdge,
     DanglingInput,
@@ -98,6 +100,7 @@ PIPELINE: Pipeline[_Build] = Pipeline("graph", [
     Step("index", _index_names),
     Step("edges", _read_edges),
     Step("embeddings", _place_embeddings),
+    Step("plumbing", lambda b: plumbing.place_plumbing(b.slim), when=lambda b: b.options.place_plumbing),
     Step("rename", lambda b: names.rename_namespace_clashes(b.slim), when=lambda b: b.options.rename_namespace_clashes),
 ])
 

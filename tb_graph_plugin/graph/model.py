@@ -76,6 +76,9 @@ class SlimGraphOptions:
     embed_variable_reads: bool = True
     """TF2 resource-typed ``_Arg``/``Placeholder`` handles and the ``ReadVariableOp`` that
     reads them become in-embeddings of the reading op."""
+    place_plumbing: bool = True
+    """PyTorch ``prim::Tuple*`` / ``prim::List*`` plumbing written above its producers (no scope
+    after tracing) is renamed into their deepest shared scope (``graph/plumbing.py``)."""
     rename_namespace_clashes: bool = True
     """``A`` -> ``A/(A)`` when ``A`` is also a namespace of MAIN ops (stock behaviour)."""
     function_library: bool = True
