@@ -17,7 +17,8 @@ only taken along as glue (below):
 * the first instance of a repeated block, which Keras names without its index
   (``expanded_conv_depthwise`` beside ``expanded_conv_1_depthwise``), is proposed as block
   ``expanded_conv`` of family ``expanded_conv_#`` when a numbered block has a layer of the same
-  name;
+  name, and so is a first block named with another prefix whose layers are all layers of one
+  family (MobileNetV2's ``expanded_conv_depthwise`` .. beside ``block_1_depthwise`` ..);
 * a trailing uniquifier that most labels of the group share (Keras 3 traces call every
   layer scope ``<layer>_1``) is ignored first;
 * a candidate is kept when ``infer_min_group`` <= its members < all children, it differs
@@ -60,6 +61,7 @@ _INDEX = re.compile(r"(?:\d+|[A-Za-z]+\d+[a-z]?|[A-Za-z]*\[\d+\])$").match
 _INDEX_VALUE = functools.partial(re.compile(r"\d+[a-z]?(?=$|\])").sub, "#", count=1)
 _UNIQUIFIER = re.compile(r"_\d+$")
 _HAS_DIGIT = re.compile(r"\d").search
+_MIN_NAMED_APART = 3  # labels a first block named apart needs (MobileNetV2's block 0 has 5)
 
 
 def candidate_prefixes(label: str) -> list[tuple[str, str]]:
@@ -188,6 +190,33 @@ def _first_instances(labels: list, proposed: list[list[tuple[str, str]]]) -> Non
             if (x.startswith(base + "_") and rest in known and not rest[:1].isdigit()
                     and all(f != fam for _, f in proposed[k])):
                 proposed[k] = [(base, fam)] + proposed[k]
+                break
+    _first_blocks_named_apart(labels, proposed, rests)
+
+
+def _first_blocks_named_apart(labels: list, proposed: list, rests: dict) -> None:
+    """Propose the first block Keras names with another prefix (in place).
+
+    MobileNetV2's source names block k ``block_k_<layer>`` but block 0 ``expanded_conv_<layer>``:
+    a prefix ``X`` none of whose labels has a candidate, that at least ``_MIN_NAMED_APART``
+    labels ``X_<layer>`` share, every one of them a layer name of one family ``base_#``, is
+    proposed as a block ``X`` of that family. A prefix with a layer the family lacks is not.
+    """
+    loose = [k for k, x in enumerate(labels) if x is not None and not proposed[k]]
+    by_prefix: dict[str, list[int]] = {}
+    for k in loose:
+        x = labels[k]
+        for j in range(1, len(x)):
+            if x[j] == "_":
+                by_prefix.setdefault(x[:j], []).append(k)
+    for prefix, members in sorted(by_prefix.items(), key=lambda item: -len(item[1])):
+        if len(members) < _MIN_NAMED_APART or any(proposed[k] for k in members) or prefix in rests:
+            continue
+        layers = {labels[k][len(prefix) + 1:] for k in members}
+        for fam, known in rests.values():
+            if layers <= known:
+                for k in members:
+                    proposed[k] = [(prefix, fam)]
                 break
 
 

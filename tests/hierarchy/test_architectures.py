@@ -8,6 +8,7 @@ kind (its layer classes); Inception modules are read from the Keras functional g
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 
 import pytest
@@ -140,3 +141,23 @@ def test_acyclic_models_get_acyclic_metagraphs_chain_series_and_no_reversed_edge
     assert not [(e.source, e.target) for e in scene.edges if e.reversed]
     first = build_scene(h, ref, first_view_expanded(h), cache=LayoutCache())
     assert not [(e.source, e.target) for e in first.edges if e.reversed]
+
+
+@pytest.mark.parametrize("kind", ["keras_mobilenetv2_trace", "keras_mobilenetv3small_trace"])
+def test_regression_keras_block_zero_is_one_group(real_logs, kind):
+    """Keras names the first inverted residual block apart: MobileNetV3 ``expanded_conv_<layer>``
+    beside ``expanded_conv_<k>_<layer>``, MobileNetV2 ``expanded_conv_<layer>`` beside
+    ``block_<k>_<layer>`` (their sources). Block 0 was a row of loose layers; it is one group
+    holding every ``expanded_conv_<layer>`` layer and no layer of another block (default-named
+    glue inside it, e.g. MobileNetV3's ``re_lu``, may join it)."""
+    h, _ = _built(real_logs, kind)
+    zero = [g for g in h.groups if g.label == "expanded_conv"]
+    assert len(zero) == 1, [g.name for g in zero]
+    group = zero[0]
+    assert group.inferred == "name"
+    parent = h.group(group.parent)
+    labels = [h.label(c) for c in group.children if h.is_group(c)]
+    assert sum(1 for x in labels if re.fullmatch(r"expanded_conv_[a-zA-Z].*", x)) >= 5, labels
+    assert not any(re.match(r"(block_\d|expanded_conv_\d)", x) for x in labels), labels
+    loose = [h.label(c) for c in parent.children if h.is_group(c) and re.fullmatch(r"expanded_conv_[a-zA-Z].*", h.label(c))]
+    assert loose == []
