@@ -9,7 +9,8 @@ import { attributeFirst } from "./labels";
 
 /** The smallest on-screen size a first view shows every label at (every node of a first view named). */
 export const READABLE_LABEL_PX = 9;
-const FONT = "Roboto, 'Helvetica Neue', Arial, sans-serif";
+/** The label font (canvas CSS), shared with the renderer. */
+export const FONT = "Roboto, 'Helvetica Neue', Arial, sans-serif";
 const SEPARATORS = /[_/.\-: ]/;
 
 export interface Fit {

@@ -189,11 +189,3 @@ export class SceneModel {
     return best;
   }
 }
-
-export function nodeRect(n: SceneNode): Rect {
-  return { x0: n.x - n.width / 2, y0: n.y - n.height / 2, x1: n.x + n.width / 2, y1: n.y + n.height / 2 };
-}
-
-export function overlaps(a: Rect, b: Rect): boolean {
-  return a.x0 <= b.x1 && a.x1 >= b.x0 && a.y0 <= b.y1 && a.y1 >= b.y0;
-}

@@ -3,7 +3,7 @@
 // clipped to their box). No DOM per node.
 import type { SceneNode } from "../api/types";
 import { Colorer, DARK, LIGHT, type Palette } from "./colors";
-import { READABLE_LABEL_PX, TextFitter } from "./label_fit";
+import { FONT, READABLE_LABEL_PX, TextFitter } from "./label_fit";
 import { LabelPlacer, type PlacedLabel } from "./labels";
 import { SceneModel, type Rect } from "./model";
 import { TileCache, type TileStats } from "./tiles";
@@ -21,7 +21,6 @@ const OP_LABEL_MAX_W = 90; // world px; longer op labels end in an ellipsis
 /** On-screen dash patterns (px): control edges dotted, reversed (cycle) edges long-dashed. */
 export const CONTROL_DASH = [2, 2];
 export const REVERSED_DASH = [7, 3];
-const FONT = "Roboto, 'Helvetica Neue', Arial, sans-serif";
 
 export interface DrawState {
   selected: string | null;

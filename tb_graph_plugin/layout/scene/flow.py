@@ -7,11 +7,12 @@
 5. ``components``      weakly connected components; packed or not (``pack.should_pack``)
 6. ``pack``            (packed) a grid of components, bridges -> a stub per component (``pack``)
 7. ``layout``          (not packed) the BridgeGraph through the layered engine
-8. ``fold``            (not packed, drawing taller than ``fold_aspect``) bands side by side (``fold``)
-9.-13.                 the group box and what is placed in it (:mod:`~tb_graph_plugin.layout.scene.frame`):
+8. ``bands``           (not packed) how many bands, counting the op labels' room (``fold.fold_bands``)
+9. ``fold``            (drawing taller than ``fold_aspect``) bands side by side (``fold``)
+10.-14.                the group box and what is placed in it (:mod:`~tb_graph_plugin.layout.scene.frame`):
                        ``frame`` (side columns, box size), ``border`` (bridges spread on the border,
                        in rows when many), ``place_children``, ``place_bridges``, ``place_stubs``
-14. ``route``          edges from the layout, bridge ends moved onto the border, attached to boxes
+15. ``route``          edges from the layout, bridge ends moved onto the border, attached to boxes
 
 Pre: the sizes of the group's children (collapsed, or the boxes of expanded child groups laid
 out before: bottom-up). Post: the :mod:`group` post-conditions.
@@ -59,6 +60,8 @@ class Flow:
     comps: list[list[int]] = dataclasses.field(default_factory=list)
     packed: bool = False
     res: LayoutResult = dataclasses.field(init=False)
+    label_room: dict[str, float] = dataclasses.field(default_factory=dict)  # op labels right of their ellipses
+    bands: int = 1  # the flow folded into this many bands (fold.py)
     flow: list[FlowEdge] = dataclasses.field(default_factory=list)  # parallel to res.edge_points
     bridges: dict[Bridge, str] = dataclasses.field(default_factory=dict)  # laid out on the border
     frame: Frame = dataclasses.field(init=False)
@@ -105,13 +108,13 @@ def _layout(f: Flow) -> None:
     f.flow, f.bridges = f.bg.edges, f.bg.bridges
 
 
-def _tall(f: Flow) -> bool:
-    return not f.packed and fold_bands(f.res, f.o, op_label_room(f.h, f.res, f.o)) > 1
+def _bands(f: Flow) -> None:
+    f.label_room = op_label_room(f.h, f.res, f.o)
+    f.bands = fold_bands(f.res, f.o, f.label_room)
 
 
 def _fold(f: Flow) -> None:
-    room = op_label_room(f.h, f.res, f.o)
-    f.res, f.flow, more = fold_layout(f.bg, f.res, fold_bands(f.res, f.o, room), f.o, f.cache.memo, room)
+    f.res, f.flow, more = fold_layout(f.bg, f.res, f.bands, f.o, f.cache.memo, f.label_room)
     f.stubs = f.stubs + more
 
 
@@ -159,7 +162,8 @@ FLOW: Pipeline[Flow] = Pipeline("flow", [
     Step("components", _components),
     Step("pack", _pack, when=lambda f: f.packed),
     Step("layout", _layout, when=lambda f: not f.packed),
-    Step("fold", _fold, when=_tall),
+    Step("bands", _bands, when=lambda f: not f.packed),
+    Step("fold", _fold, when=lambda f: f.bands > 1),
     Step("frame", _frame),
     Step("border", _border),
     Step("place_children", _place_children),
