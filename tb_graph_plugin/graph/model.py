@@ -71,7 +71,9 @@ class SlimGraphOptions:
     """PyTorch ``prim::GetAttr`` / ``prim::ListConstruct`` / ``prim::Constant`` (and
     ``prim::TupleConstruct`` of them) become in-embeddings when all their inputs are."""
     torch_noise_ops: frozenset = frozenset(
-        {"prim::GetAttr", "prim::ListConstruct", "prim::Constant", "prim::TupleConstruct"}
+        {"prim::GetAttr", "prim::ListConstruct", "prim::Constant", "prim::TupleConstruct",
+         # tb_graph_plugin.torch / .pt2: parameters, buffers, lifted constants (ingest/exported_program.py)
+         "torch::parameter", "torch::buffer", "torch::constant"}
     )
     embed_variable_reads: bool = True
     """TF2 resource-typed ``_Arg``/``Placeholder`` handles and the ``ReadVariableOp`` that

@@ -15,6 +15,8 @@ list; children keep GraphDef order; ``h.group_index`` maps every group name to i
 
 from __future__ import annotations
 
+import re
+
 from tb_graph_plugin.graph.model import FUNCTION_LIBRARY_PREFIX
 from tb_graph_plugin.wire import EmbeddingRole
 from tb_graph_plugin.hierarchy.model import ROOT_NAME, Hierarchy, MetaNode
@@ -22,6 +24,9 @@ from tb_graph_plugin.hierarchy.model import ROOT_NAME, Hierarchy, MetaNode
 __all__ = ["add_group", "build_scopes", "function_label"]
 
 _TF_FUNCTION_PREFIX = "__inference_"  # TensorFlow 2 names a traced function __inference_<name>_<uid>
+# A scope ``create_causal_mask()`` (``@1`` for its second call) holds the ops a PyTorch module
+# computes through one function call (ingest/torch_scopes.py); TensorFlow names cannot hold "(".
+_FUNCTION_CALL = re.compile(r"^[A-Za-z_]\w*\(\)(@\d+)?$")
 
 
 def function_label(fn: str) -> str:
@@ -63,7 +68,8 @@ def build_scopes(h: Hierarchy) -> None:
         if j < 0 and label.startswith(FUNCTION_LIBRARY_PREFIX):
             fn = label[len(FUNCTION_LIBRARY_PREFIX):]
             label = function_label(fn)
-        g = add_group(h, scope, label, parent, function=fn)
+        g = add_group(h, scope, label, parent, function=fn,
+                      inferred="source" if _FUNCTION_CALL.match(label) else "")
         groups[parent - n].children.append(g.id)
         scope_ids[scope] = g.id
         return g.id

@@ -45,12 +45,16 @@ def parse_graph_def(blob, what: str) -> graph_pb2.GraphDef:
 
 
 def parse_graph_file(blob: bytes, what: str) -> graph_pb2.GraphDef:
-    """A GraphDef file of either format: pbtxt (UTF-8 text) or binary ``.pb``.
+    """A graph file: a GraphDef as pbtxt (UTF-8 text) or binary ``.pb``, or a ``.pt2`` archive.
 
     Text is tried first when the bytes decode as UTF-8 and look like text; then binary.
     """
     if not blob:
         raise errors.InvalidArgumentError(f"{what} is empty")
+    if blob[:4] == b"PK\x03\x04":  # a zip archive: a .pt2 (torch.export.save)
+        from tb_graph_plugin.ingest import pt2
+
+        return pt2.pt2_to_graph_def(bytes(blob), what)
     text_error = None
     try:
         text = blob.decode("utf-8")

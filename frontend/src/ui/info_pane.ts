@@ -66,7 +66,8 @@ export function renderInfo(box: HTMLElement, d: NodeDetails, act: InfoActions): 
       ["series", d.series],
       ["template", d.template],
       ["grouped by", d.inferred === "name" ? "indices in its layers' names (inferred)"
-        : d.inferred === "dataflow" ? "dataflow: a region between two cut points (inferred)" : null],
+        : d.inferred === "dataflow" ? "dataflow: a region between two cut points (inferred)"
+        : d.inferred === "source" ? "source: the ops one function call computes (from the stack trace)" : null],
     ]),
   );
   if (d.stats && Object.keys(d.stats).length) {

@@ -11,6 +11,11 @@ XLA-compiled grouped convolutions, nested ``tf.function``) are definitions, not 
 (their calls are ops inside the model): they are left out of both counts, so a ConvNeXt trace
 whose 18 ``_conv_xla`` functions sit beside ``convnext_tiny_1`` opens on its model like any other.
 
+Inside an opened group, a dominant stack of repeated blocks (its children are groups of one
+template, or one series) is opened however many small siblings it has, and also one level past
+``max_depth``: a decoder's ``layers``, whose ``LlamaDecoderLayer[0..23]`` are what its authors
+draw first (GPT-2's ``h`` sits among 12 position-id and embedding ops).
+
 Pre: a Hierarchy. Post: a list of group names, outermost first, each the parent of the next;
 empty when the top level already shows the structure (many children, or no dominant group).
 
@@ -22,7 +27,7 @@ Example::
 
 from __future__ import annotations
 
-from tb_graph_plugin.hierarchy.model import Hierarchy
+from tb_graph_plugin.hierarchy.model import Hierarchy, SeriesNode
 
 __all__ = ["first_view_expanded"]
 
@@ -30,10 +35,8 @@ __all__ = ["first_view_expanded"]
 def first_view_expanded(h: Hierarchy, max_children: int = 8, min_share: float = 0.6, max_depth: int = 2) -> list[str]:
     opened: list[str] = []
     gid = h.root.id
-    for _ in range(max_depth):
+    for depth in range(max_depth + 1):
         children = [c for c in h.group(gid).children if not _is_library_function(h, c)]
-        if not children or len(children) > max_children:
-            break
         total = sum(h.cardinality(c) for c in children)
         groups = [c for c in children if h.is_group(c) and h.cardinality(c) > 1]
         if not groups:
@@ -41,9 +44,21 @@ def first_view_expanded(h: Hierarchy, max_children: int = 8, min_share: float = 
         best = max(groups, key=h.cardinality)
         if h.cardinality(best) < min_share * total:
             break
+        stack = _is_block_stack(h, best)
+        if (len(children) > max_children and not (opened and stack)) or (depth == max_depth and not stack):
+            break
         opened.append(h.name_of(best))
         gid = best
     return opened
+
+
+def _is_block_stack(h: Hierarchy, gid: int) -> bool:
+    """A group whose children are one series, or two or more groups of one template."""
+    children = h.group(gid).children
+    if len(children) == 1 and h.is_group(children[0]):
+        return isinstance(h.group(children[0]), SeriesNode)
+    templates = {h.template_of(c) if h.is_group(c) else None for c in children}
+    return len(children) >= 2 and len(templates) == 1 and None not in templates
 
 
 def _is_library_function(h: Hierarchy, node: int) -> bool:

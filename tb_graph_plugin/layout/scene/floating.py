@@ -39,6 +39,7 @@ PARAMETER_OPS = frozenset({
     "Const", "HostConst",  # constants that stayed main ops (no single owner)
     "VariableV2", "Variable", "VarHandleOp",  # TF1 / TF2 variables
     "IO Node", "prim::Param", "prim::Constant", "prim::GetAttr",  # PyTorch inputs, constants, parameters
+    "torch::parameter", "torch::buffer", "torch::constant",  # the same from torch.export (tb_graph_plugin.torch)
 })
 
 

@@ -1,0 +1,227 @@
+"""Names for a torch.export program's ops: one scope per module call, glue named by its function.
+
+Used by ``ingest/exported_program.py`` (see its docstring for the naming it produces). Three
+steps, in order:
+
+1. ``module scopes``: each op's ``nn_module_stack`` (outermost first) -> ``Root/Class[attr]/...``.
+   torch numbers calls per module path over the whole program (``enc.fc@1`` is the second
+   call of ``enc.fc`` anywhere); here a call is numbered among the calls of that module inside
+   the same parent call, so the first call of ``fc`` in each call of ``enc`` is ``Linear[fc]``.
+   A path that skips levels (``model`` -> ``model.layers.0``) gets the skipped containers as
+   plain scopes (``layers``).
+2. ``glue``: ops whose innermost ``forward`` frame is one source line calling a function
+   (``causal_mask = create_causal_mask(``, ``self.get_extended_attention_mask(``; torch keeps
+   only ``forward`` frames, so the callee is read from the line) share a scope ``callee()``
+   when two or more ops of one module call do, the group would not be all the call holds, and it
+   closes no cycle (checked on the ops between its first and last, in execution order).
+   Calls of torch (``torch.``, ``F.``), tensor methods, builtins and submodules are not glue.
+3. ``leaves``: an op is named after its op (``add``, ``add_1`` in its scope); parameters after
+   their attribute in their module's first call; inputs ``input/<arg>``, outputs
+   ``output/<field>``.
+
+Pre: ops in execution order (a torch.export graph's node order). Post: every op, placeholder
+and output has a distinct name; no name is also a scope of another name.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import re
+from typing import Optional
+
+__all__ = ["Frame", "Names", "last_frame", "callee", "name_ops"]
+
+_FRAME = re.compile(r'File "([^"\n]*)", line (\d+), in ([^\n]*)(?:\n([^\n]*))?')
+_NOT_GLUE = frozenset(dir(builtins)) | {"super"}
+_ASSIGN = re.compile(r"^[^=()\"']*?(?<![=!<>])=(?!=)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Frame:
+    file: str
+    line: int
+    function: str
+    code: str
+
+    @property
+    def short_file(self) -> str:
+        """The path from the package down (after ``site-packages/``), else as recorded."""
+        i = self.file.rfind("site-packages/")
+        return self.file[i + len("site-packages/"):] if i >= 0 else self.file
+
+
+@dataclasses.dataclass
+class Names:
+    ops: dict  # fx node name -> GraphDef name
+    placeholders: dict  # placeholder name -> GraphDef name
+    outputs: list  # [(tensor name, GraphDef name)]
+    glue_groups: list  # GraphDef scope names made in step 2
+
+
+def last_frame(stack_trace: str) -> Optional[Frame]:
+    """The innermost frame of a recorded stack trace.
+
+    >>> last_frame('File "/a/site-packages/t/m.py", line 3, in forward\\n    y = f(x)').short_file
+    't/m.py'
+    """
+    if not stack_trace:
+        return None
+    match = None
+    for match in _FRAME.finditer(stack_trace):
+        pass
+    if match is None:
+        return None
+    return Frame(match.group(1), int(match.group(2)), match.group(3).strip(), (match.group(4) or "").strip())
+
+
+def callee(code: str) -> Optional[str]:
+    """The function a source line calls first on its right-hand side, when it may be glue.
+
+    >>> callee("causal_mask = create_causal_mask("), callee("return self._mask(x)")
+    ('create_causal_mask', 'self._mask')
+    >>> callee("x = torch.arange(3)"), callee("y = x.view(2, 3)"), callee("n = len(x)")
+    (None, None, None)
+    """
+    text = code.strip()
+    if text.startswith("return "):
+        text = text[len("return "):]
+    m = _ASSIGN.match(text)
+    if m:
+        text = text[m.end():]
+    m = re.match(r"\s*(?:await\s+)?((?:self\.)?[A-Za-z_]\w*)\s*\(", text)
+    if not m:
+        return None
+    name = m.group(1)
+    return None if name in _NOT_GLUE else name
+
+
+def _component(text: str) -> str:
+    text = text.replace("/", "_").strip()
+    return text or "_"
+
+
+def _short_class(qualname: str) -> str:
+    return _component(qualname.rsplit(".", 1)[-1])
+
+
+def _module_scopes(ops) -> tuple[str, list[str], list[str], dict[str, str], set[str]]:
+    """(root, scope per op, innermost module path per op, module path -> first scope, called paths)."""
+    root = next((_short_class(op.module_stack[0][2]) for op in ops
+                 if op.module_stack and op.module_stack[0][1] == ""), "model")
+    calls: dict[tuple[str, str], list[str]] = {}
+    first_scope: dict[str, str] = {"": root}
+    called = {""}
+    scopes, paths = [], []
+    for op in ops:
+        scope, parent_path = root, ""
+        for key, path, cls in op.module_stack:
+            if path == "" and scope == root:
+                continue
+            if not parent_path or path.startswith(parent_path + "."):
+                rel = path[len(parent_path) + 1:] if parent_path else path
+            else:  # a module owned elsewhere (a shared embedding) called here: its attribute
+                rel = path.rsplit(".", 1)[-1]
+            parts = rel.split(".")
+            for container in parts[:-1]:
+                scope = f"{scope}/{_component(container)}"
+            keys = calls.setdefault((scope, path), [])
+            if key not in keys:
+                keys.append(key)
+            j = keys.index(key)
+            attr = parts[-1] + (f"@{j}" if j else "")
+            scope = f"{scope}/{_short_class(cls)}[{_component(attr)}]"
+            first_scope.setdefault(path, scope)
+            called.add(path)
+            parent_path = path
+        scopes.append(scope)
+        paths.append(parent_path)
+    return root, scopes, paths, first_scope, called
+
+
+def _glue(ops, scopes: list[str], paths: list[str], called: set[str]) -> dict[int, str]:
+    """op index -> glue scope name (step 2)."""
+    by_key: dict[tuple, list[int]] = {}
+    own: dict[str, int] = {}
+    for i, op in enumerate(ops):
+        own[scopes[i]] = own.get(scopes[i], 0) + 1
+        frame = last_frame(op.stack_trace)
+        name = callee(frame.code) if frame else None
+        if not name:
+            continue
+        if name.startswith("self."):
+            attr = name[len("self."):]
+            if (f"{paths[i]}.{attr}" if paths[i] else attr) in called:
+                continue  # a submodule call: its ops are in its own scope already
+        by_key.setdefault((scopes[i], frame.file, frame.line, name), []).append(i)
+    producer: dict[str, int] = {}
+    for i, op in enumerate(ops):
+        for o in op.outputs:
+            if o is not None:
+                producer.setdefault(o, i)
+    has_subscopes = {s[:k] for s in own for k in range(len(s)) if s[k] == "/"}
+    glue: dict[int, str] = {}
+    used: dict[tuple[str, str], int] = {}
+    for (scope, _file, _line, name), members in by_key.items():
+        alone = len(members) >= own[scope] and scope not in has_subscopes  # the group would be its scope
+        if len(members) < 2 or alone or not _closes_no_cycle(ops, members, producer):
+            continue
+        base = name[len("self."):] if name.startswith("self.") else name
+        j = used.get((scope, base), 0)
+        used[(scope, base)] = j + 1
+        group = f"{scope}/{_component(base)}()" + (f"@{j}" if j else "")
+        for i in members:
+            glue[i] = group
+    return glue
+
+
+def _closes_no_cycle(ops, members: list[int], producer: dict[str, int]) -> bool:
+    """No path leaves the group and comes back (only ops between its first and last can)."""
+    inside = set(members)
+    lo, hi = members[0], members[-1]
+    reached: set[int] = set()  # ops outside the group that a member reaches, within the span
+    for i in range(lo, hi + 1):
+        sources = {producer.get(r) for r in ops[i].refs}
+        if i in inside:
+            if sources & reached:
+                return False
+        elif sources & (inside | reached):
+            reached.add(i)
+    return True
+
+
+def name_ops(ops, roles: dict, outputs: list) -> Names:
+    """Names of every op, placeholder and output (module docstring, steps 1-3)."""
+    root, scopes, paths, first_scope, called = _module_scopes(ops)
+    glue = _glue(ops, scopes, paths, called)
+    final = [glue.get(i, s) for i, s in enumerate(scopes)]
+    taken: set[str] = set()
+    for scope in set(final) | set(first_scope.values()):
+        parts = scope.split("/")
+        taken.update("/".join(parts[:k]) for k in range(1, len(parts) + 1))
+    counters: dict[tuple[str, str], int] = {}
+
+    def unique(scope: str, leaf: str) -> str:
+        leaf = _component(leaf)
+        while True:
+            k = counters.get((scope, leaf), 0)
+            counters[(scope, leaf)] = k + 1
+            name = f"{scope}/{leaf}" + (f"_{k}" if k else "")
+            if name not in taken:
+                taken.add(name)
+                return name
+
+    placeholders = {}
+    for placeholder, (role, target) in roles.items():
+        if role == "IO Node":
+            placeholders[placeholder] = unique("input", target)
+            continue
+        owner, _, attr = target.rpartition(".")
+        rest = [attr]
+        while owner and owner not in first_scope:
+            owner, _, up = owner.rpartition(".")
+            rest.insert(0, up)
+        placeholders[placeholder] = unique(first_scope.get(owner, root), ".".join(rest))
+    names = {op.name: unique(final[i], op.op) for i, op in enumerate(ops)}
+    out = [(ref, unique("output", field)) for ref, field in outputs]
+    return Names(ops=names, placeholders=placeholders, outputs=out, glue_groups=sorted(set(glue.values())))

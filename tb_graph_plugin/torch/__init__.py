@@ -1,0 +1,52 @@
+"""PyTorch front end: ``add_graph(log, model, args, kwargs)`` writes a model's graph for TensorBoard.
+
+torch is an optional dependency (``pip install tb-graph-plugin[torch]``), imported only by this
+package. The pipeline, in order:
+
+1. ``capture.capture_model``: ``torch.export.export(..., strict=False)``, else the retries a user would
+   try (outputs returned flat, a Hugging Face ``use_cache`` off, a JIT trace), else one error
+   naming each cause;
+2. ``capture.program_json``: the ExportedProgram serialized to torch's JSON schema (no weights);
+3. ``ingest.exported_program``: JSON -> GraphDef (one scope per module call, glue named by its
+   function; the same reader opens ``.pt2`` files on the server, which needs no torch);
+4. ``write.write_graph``: the GraphDef as the run graph at ``step`` (a ``graph_def`` event), where
+   TensorBoard keeps one, so the stock Graphs tab shows it too.
+
+Example::
+
+    import torch
+    from tb_graph_plugin.torch import add_graph
+    add_graph("logs/run1", model, (torch.rand(1, 3, 224, 224),))
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Optional
+
+from tb_graph_plugin.torch.capture import CaptureError, Capture, capture_model, program_json
+from tb_graph_plugin.torch.write import write_graph
+
+__all__ = ["add_graph", "CaptureError"]
+
+
+def add_graph(log: Any, model, args=(), kwargs: Optional[dict] = None, *, step: int = 0):
+    """Capture ``model(*args, **kwargs)`` and write its graph to ``log``; return the GraphDef.
+
+    ``log`` is a logdir path or a ``torch.utils.tensorboard.SummaryWriter``. The GraphDef's
+    ``_capture`` node-free summary (how it was captured, what was retried) is in the returned
+    ``Capture``'s ``notes``, also issued as warnings. Raises ``CaptureError`` when every way
+    of capturing failed.
+    """
+    if not isinstance(args, tuple):
+        args = (args,)
+    started = time.perf_counter()
+    result: Capture = capture_model(model, args, kwargs or {})
+    graph_def = result.graph_def
+    if graph_def is None:
+        from tb_graph_plugin.ingest.exported_program import exported_program_to_graph_def
+
+        graph_def = exported_program_to_graph_def(program_json(result), "the exported program")
+    write_graph(log, graph_def, step)
+    result.seconds = time.perf_counter() - started
+    return graph_def
