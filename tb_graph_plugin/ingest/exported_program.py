@@ -26,7 +26,7 @@ Naming (the same for ``.onnx`` files, ``ingest/onnx_model.py``), built in ``torc
 Attrs: ``_output_shapes`` (-1 for symbolic sizes), ``T`` / ``dtype``, the op's scalar arguments
 by name, ``_target`` (``aten.add.Tensor``), ``_module_class``, ``_module_path``, ``_source``
 (``file:line in function`` of the innermost ``forward`` frame) and ``_source_line``.
-``aten._assert_*`` checks (no outputs) are left out. Higher-order ops (``torch.cond``,
+``aten._assert_*`` checks (no outputs) and parameters or buffers nothing reads are left out. Higher-order ops (``torch.cond``,
 ``wrap_with_set_grad_enabled``) stay one op each; their subgraphs are not drawn.
 
 Pre: ``program`` is the decoded JSON. Post: a GraphDef whose inputs all name nodes in it;
@@ -95,7 +95,10 @@ def _convert(program: dict) -> graph_pb2.GraphDef:
     names = torch_scopes.name_ops(ops, roles, _output_names(gm, signature))
     out = graph_pb2.GraphDef()
     producer: dict[str, str] = {}
+    read = {r for op in ops for r in op.refs} | {ref for ref, _ in names.outputs}
     for placeholder, (role, target) in roles.items():
+        if role != IO_OP and placeholder not in read:
+            continue  # a buffer nothing reads (BatchNorm's num_batches_tracked in eval mode)
         node = out.node.add(name=names.placeholders[placeholder], op=role)
         _tensor_attrs(node, tensors.get(placeholder), "dtype")
         if target:
