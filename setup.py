@@ -27,6 +27,8 @@ setuptools.setup(
         "highspy>=1.16",  # the version tested (rank.py uses its exported C++ class _Highs)
     ],
     extras_require={
+        # tb_graph_plugin.torch.add_graph (torch.export front end); the server reads .pt2 without it
+        "torch": ["torch>=2.6"],
         "test": [
             "pytest>=7",
             "hypothesis>=6",
