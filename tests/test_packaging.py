@@ -25,9 +25,15 @@ def _declared() -> set[str]:
     return {IMPORT_NAME.get(name, name) for name in names}
 
 
-def _imported() -> dict[str, str]:
+OPTIONAL = REPO / "tb_graph_plugin" / "torch"  # the PyTorch front end: extra "torch", imported only by users
+
+
+def _imported(optional: bool = False) -> dict[str, str]:
+    """Top-level modules the runtime imports (``optional``: those of the optional front end)."""
     found: dict[str, str] = {}
     for path in (REPO / "tb_graph_plugin").rglob("*.py"):
+        if (OPTIONAL in path.parents) != optional:
+            continue
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
                 modules = [alias.name for alias in node.names]
@@ -45,6 +51,20 @@ def _imported() -> dict[str, str]:
 def test_every_third_party_import_is_declared():
     missing = {m: where for m, where in _imported().items() if m not in _declared()}
     assert not missing, f"imported but not in install_requires: {missing}"
+
+
+def test_the_pytorch_front_end_imports_only_torch_and_nothing_imports_it():
+    setup = (REPO / "setup.py").read_text()
+    extra = re.search(r'"torch":\s*\[(.*?)\]', setup, re.S)
+    assert extra and "torch" in extra.group(1), "the 'torch' extra declares torch"
+    assert set(_imported(optional=True)) - _declared() == {"torch"}
+    for path in (REPO / "tb_graph_plugin").rglob("*.py"):
+        if OPTIONAL in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):  # the server never needs torch
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not [n for n in names if n.startswith("tb_graph_plugin.torch")], path
 
 
 def test_no_test_only_framework_is_a_runtime_import():

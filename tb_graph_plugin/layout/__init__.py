@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 from typing import Optional
 
+from tb_graph_plugin.layout import engines
 from tb_graph_plugin.layout.crossings import count_result_crossings
 from tb_graph_plugin.layout.geometry import against_rank
 from tb_graph_plugin.layout.memo import LayoutMemo
@@ -49,7 +50,7 @@ def layout(graph: LayoutGraph, options: LayoutOptions = LayoutOptions(), memo: O
     """Lay out ``graph`` (never mutated) with ``options.engine``; through ``memo`` when given
     (and ``options.memoize``)."""
     t = time.perf_counter()
-    run = lambda: options.engine.create().run(graph, options)  # noqa: E731
+    run = lambda: engines.create(options.engine).run(graph, options)  # noqa: E731
     result = run() if memo is None else memo.layout(graph, options, run)
     result.reversed = against_rank(graph.edges, result.positions, options.rankdir)
     result.timings["total"] = time.perf_counter() - t

@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from tb_graph_plugin.wire import EdgeKind
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tb_graph_plugin.layout.engines import LayoutEngine
 
 __all__ = [
     "Engine",
@@ -35,16 +32,11 @@ Point = tuple[float, float]  # node centres and sizes; edge points are [x, y] li
 
 
 class Engine(str, enum.Enum):
-    """Which layered layout engine to use; the enum is also the engine factory."""
+    """Which layered layout engine to use (``layout.engines.create`` makes one)."""
 
     AUTO = "auto"  # dot when the cheap guard says it is safe, else fast; dot timeout -> fast
     DOT = "dot"  # Graphviz dot through pygraphviz, in a worker process with a time limit
     FAST = "fast"  # our own numpy layered path (tb_graph_plugin.layout.fast)
-
-    def create(self) -> "LayoutEngine":
-        from tb_graph_plugin.layout import engines
-
-        return engines.create(self)
 
 
 class RankDir(str, enum.Enum):

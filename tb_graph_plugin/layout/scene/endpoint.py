@@ -3,7 +3,8 @@
 An edge drawn inside an expanded group runs between two :data:`Endpoint`\\ s: a :class:`Child`
 of the group (an op, a collapsed or expanded group, a floated parameter's carrier copy), a
 :class:`Bridge` on the group border ([VAST] §5.2: one per direction and outside node), or a
-:class:`Stub` standing for the far end of a cut edge (``stubs``, ``fold``, ``pack``). A
+:class:`Stub` standing for the far end of a cut edge (``stubs``, ``fold``, ``pack``), or an :class:`Annex` in a child's
+embedding column (a floated parameter's copy, an annotation stub). A
 :class:`FlowEdge` is what one edge of the group's private LayoutGraph stands for; a
 :class:`StubNode` is a layout node drawn as a stub naming its other end.
 """
@@ -11,19 +12,38 @@ of the group (an op, a collapsed or expanded group, a floated parameter's carrie
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Literal, NamedTuple, Optional, Union
+from typing import Literal, NamedTuple, Optional, Union
 
 from tb_graph_plugin.layout.model import LayoutGraph
-from tb_graph_plugin.wire import EdgeKind
+from tb_graph_plugin.wire import EdgeKind, NodeKind
 
-if TYPE_CHECKING:
-    from tb_graph_plugin.layout.scene.placed import Annexes
-
-__all__ = ["Child", "Bridge", "Stub", "Endpoint", "FlowEdge", "StubNode", "Partition", "BridgeGraph"]
+__all__ = ["Child", "Bridge", "Stub", "Endpoint", "FlowEdge", "StubNode", "Partition", "BridgeGraph",
+           "Annex", "Annexes"]
 
 
 # NamedTuples: made and hashed per edge, in C (a frozen dataclass costs ~1 us to make). The three
 # never compare equal to one another as keys: a Child has one field, a Stub's direction is a str.
+@dataclasses.dataclass
+class Annex:
+    """A small node drawn in a child's embedding column, joined to the child by ``edges``.
+
+    In the left (input) column each edge runs annex -> child, in the right (output) column
+    child -> annex. ``edges`` holds ``(kind, size, count, base_edge)`` per drawn edge.
+    """
+
+    name: str
+    kind: NodeKind
+    width: float
+    height: float
+    hid: Optional[int] = None
+    of: Optional[str] = None
+    label: Optional[str] = None
+    edges: list = dataclasses.field(default_factory=list)
+
+
+Annexes = dict  # child id -> ([Annex] left column, [Annex] right column)
+
+
 class Child(NamedTuple):
     """A child of the group, by hierarchy id."""
 

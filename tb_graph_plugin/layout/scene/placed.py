@@ -16,7 +16,7 @@ from typing import Optional
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.layout.geometry import attach_ends
-from tb_graph_plugin.layout.scene.endpoint import Bridge, Endpoint, Stub
+from tb_graph_plugin.layout.scene.endpoint import Annex, Annexes, Bridge, Endpoint, Stub  # Annex*: re-exported
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.wire import NodeKind
 
@@ -58,27 +58,6 @@ class GroupLayout:
     edges: list[PlacedEdge]
     engine: str = ""
     seconds: float = 0.0
-
-
-@dataclasses.dataclass
-class Annex:
-    """A small node drawn in a child's embedding column, joined to the child by ``edges``.
-
-    In the left (input) column each edge runs annex -> child, in the right (output) column
-    child -> annex. ``edges`` holds ``(kind, size, count, base_edge)`` per drawn edge.
-    """
-
-    name: str
-    kind: NodeKind
-    width: float
-    height: float
-    hid: Optional[int] = None
-    of: Optional[str] = None
-    label: Optional[str] = None
-    edges: list = dataclasses.field(default_factory=list)
-
-
-Annexes = dict  # child id -> ([Annex] left column, [Annex] right column)
 
 
 def embedding_nodes(h: Hierarchy, op: int, o: SceneOptions):
