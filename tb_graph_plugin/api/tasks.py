@@ -206,11 +206,13 @@ def node_task(state: GraphState, args: dict, progress: Progress) -> str:
 
 
 def search_task(state: GraphState, args: dict, progress: Progress) -> str:
-    """Nodes whose name matches the RE2 regex ``q`` and whose op type contains ``op`` (ignoring
-    case: ``relu`` finds ``Relu``, ``Relu6`` and ``aten::relu_``); groups too when no ``op``.
+    """Nodes whose name, label or op type (name alone with ``names_only``) matches the RE2 regex
+    ``q`` ignoring case, and whose op type contains ``op`` (ignoring case: ``relu`` finds
+    ``Relu``, ``Relu6`` and ``aten::relu_``); groups too when no ``op``.
     Linear time, at most ``search.SEARCH_BUDGET_S`` of walking (see ``api/search.py``)."""
     progress("search", 0.9)
-    return wire.to_json(search.search_graph(state, args.get("q") or "", args.get("op")))
+    return wire.to_json(search.search_graph(state, args.get("q") or "", args.get("op"),
+                                            names_only=bool(args.get("names_only"))))
 
 
 def scene_delta_task(state: GraphState, args: dict, progress: Progress) -> str:
