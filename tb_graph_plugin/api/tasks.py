@@ -118,20 +118,14 @@ BUILD: Pipeline[GraphState] = Pipeline("graph_state", [
 ])
 
 
-# PyTorch's add_graph writes each module attribute read as ``prim::GetAttr`` whose input names
-# the module instance (``.../weight/conv1.1``), which is never written as a node: every PyTorch
-# graph has such inputs. They are counted apart, not reported as damage.
-_MODULE_REFERENCE_OPS = frozenset({"prim::GetAttr"})
-
-
 def graph_report(state: GraphState) -> dict:
     """What is wrong with the graph itself, for ``scene.stats`` (the UI's warning line)."""
     slim = state.slim
-    dangling = [d for d in slim.dangling if slim.ops[d.node] not in _MODULE_REFERENCE_OPS]
+    dangling, references = slim.split_dangling()  # PyTorch module references are no damage
     return {
         "dangling_inputs": len(dangling),
         "dangling_examples": [f"{slim.names[d.node]} <- {d.input}" for d in dangling[:5]],
-        "module_references": len(slim.dangling) - len(dangling),
+        "module_references": len(references),
         "duplicate_names": slim.duplicate_names[:20],
         "unmatched_step_stats": state.unmatched_stats,
     }
