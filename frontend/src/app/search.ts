@@ -117,7 +117,7 @@ export class SearchBox {
       // what the canvas shows first (the label: "add" for a PyTorch op named 816), its op type,
       // then the scope holding it on a line of its own (a long name is not cut before its end)
       const cut = hit.name.lastIndexOf("/");
-      const link = el("button", { className: "gx-link", text: hit.label || hit.name.slice(cut + 1), title: hit.name, "data-hit": hit.name });
+      const link = el("button", { className: "gx-link", text: hit.label || hit.name.slice(cut + 1) || hit.name, title: hit.name, "data-hit": hit.name });
       link.addEventListener("click", () => void this.jumpTo(i));
       ul.appendChild(el("li", { className: "gx-hit", "data-hit-index": String(i), title: hit.name }, link,
         hit.op ? el("span", { className: "gx-muted", text: ` ${hit.op}` }) : null,
