@@ -288,6 +288,7 @@ class SearchHit:
     kind: NodeKind
     # groups holding the node, outermost first, root excluded: expand these to show it
     ancestors: list[str] = dataclasses.field(default_factory=list)
+    label: str = ""  # what the node is drawn as (SceneNode.label): its name's last part, or its op type
 
 
 @dataclasses.dataclass

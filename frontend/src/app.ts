@@ -15,9 +15,10 @@ import { FrameLoop, timed } from "./app/frame_loop";
 import { showInfo } from "./app/info";
 import { markOnce } from "./marks";
 import { renderLegend } from "./app/legend";
-import { fitMain, jump, search, type NavHost } from "./app/navigation";
+import { fitMain, jump, type NavHost } from "./app/navigation";
 import { pickDefault, refFromPickers, syncPickers } from "./app/pickers";
 import { SceneLoader, sameGraph } from "./app/scene_loader";
+import { SearchBox } from "./app/search";
 import { Shell } from "./app/shell";
 import { renderHiddenList, renderUngroupedList } from "./app/side_lists";
 import { installTestHooks } from "./app/test_hooks";
@@ -98,6 +99,8 @@ export class App {
     select: (name) => this.select(name),
     showError: (message) => this.ui.showError(message),
   };
+
+  private readonly search = new SearchBox(this.nav, this.ui.bar, this.ui.searchBox);
 
   // ---------------------------------------------------------------- setup
   mount(): void {
@@ -184,12 +187,7 @@ export class App {
       this.traceMode = b.trace.value as TraceMode;
       this.updateTrace();
     });
-    const find = () => void search(this.nav, this.ui.searchBox, b.query.value.trim(), b.opQuery.value.trim());
-    b.searchBtn.addEventListener("click", find);
-    for (const input of [b.query, b.opQuery])
-      input.addEventListener("keydown", (ev) => {
-        if (ev.key === "Enter") find();
-      });
+    this.search.attach(); // app/search.ts
     // keys: app/keyboard.ts
   }
 
@@ -265,7 +263,7 @@ export class App {
     this.ui.bar.extract.checked = prefs.view.extract;
     syncPickers(this.ui.bar, this.listing, ref);
     clear(this.ui.infoBox);
-    clear(this.ui.searchBox);
+    this.search.reset();
     this.renderSideLists();
     this.ui.showEmpty(null);
     this.setModel(null); // never show the previous graph under the new pickers

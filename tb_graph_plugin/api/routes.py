@@ -164,9 +164,10 @@ class Routes:
     @_json_errors
     def search_route(self, request):
         ref = params.graph_ref(request.args)
-        args = {"q": request.args.get("q", ""), "op": request.args.get("op") or None}
+        args = {"q": request.args.get("q", ""), "op": request.args.get("op") or None,
+                "names_only": _on_off(request.args, "names_only", default="off")}
         if not args["q"] and not args["op"]:
-            raise errors.InvalidArgumentError("search needs `q` (a name regex) or `op` (an op type)")
+            raise errors.InvalidArgumentError("search needs `q` (a regex) or `op` (an op type)")
         return self._run(request, ref, "search", args)
 
     @wrappers.Request.application

@@ -118,20 +118,14 @@ BUILD: Pipeline[GraphState] = Pipeline("graph_state", [
 ])
 
 
-# PyTorch's add_graph writes each module attribute read as ``prim::GetAttr`` whose input names
-# the module instance (``.../weight/conv1.1``), which is never written as a node: every PyTorch
-# graph has such inputs. They are counted apart, not reported as damage.
-_MODULE_REFERENCE_OPS = frozenset({"prim::GetAttr"})
-
-
 def graph_report(state: GraphState) -> dict:
     """What is wrong with the graph itself, for ``scene.stats`` (the UI's warning line)."""
     slim = state.slim
-    dangling = [d for d in slim.dangling if slim.ops[d.node] not in _MODULE_REFERENCE_OPS]
+    dangling, references = slim.split_dangling()  # PyTorch module references are no damage
     return {
         "dangling_inputs": len(dangling),
         "dangling_examples": [f"{slim.names[d.node]} <- {d.input}" for d in dangling[:5]],
-        "module_references": len(slim.dangling) - len(dangling),
+        "module_references": len(references),
         "duplicate_names": slim.duplicate_names[:20],
         "unmatched_step_stats": state.unmatched_stats,
     }
@@ -206,11 +200,13 @@ def node_task(state: GraphState, args: dict, progress: Progress) -> str:
 
 
 def search_task(state: GraphState, args: dict, progress: Progress) -> str:
-    """Nodes whose name matches the RE2 regex ``q`` and whose op type contains ``op`` (ignoring
-    case: ``relu`` finds ``Relu``, ``Relu6`` and ``aten::relu_``); groups too when no ``op``.
+    """Nodes whose name, label or op type (name alone with ``names_only``) matches the RE2 regex
+    ``q`` ignoring case, and whose op type contains ``op`` (ignoring case: ``relu`` finds
+    ``Relu``, ``Relu6`` and ``aten::relu_``); groups too when no ``op``.
     Linear time, at most ``search.SEARCH_BUDGET_S`` of walking (see ``api/search.py``)."""
     progress("search", 0.9)
-    return wire.to_json(search.search_graph(state, args.get("q") or "", args.get("op")))
+    return wire.to_json(search.search_graph(state, args.get("q") or "", args.get("op"),
+                                            names_only=bool(args.get("names_only"))))
 
 
 def scene_delta_task(state: GraphState, args: dict, progress: Progress) -> str:

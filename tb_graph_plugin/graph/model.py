@@ -43,6 +43,7 @@ __all__ = [
     "OpNode",
     "BaseEdge",
     "DanglingInput",
+    "MODULE_REFERENCE_OPS",
     "FunctionInfo",
     "SlimGraph",
 ]
@@ -118,9 +119,16 @@ class BaseEdge:
     shape: Optional[tuple]  # the tensor's shape if known
 
 
+# PyTorch's add_graph writes each module attribute read as ``prim::GetAttr`` whose input names
+# the module instance (``.../weight/conv1.1``), which is never written as a node: every PyTorch
+# graph has such inputs. They are module references, counted apart, not reported as damage.
+MODULE_REFERENCE_OPS = frozenset({"prim::GetAttr"})
+
+
 @dataclasses.dataclass(slots=True)
 class DanglingInput:
-    """An input naming a node absent from the GraphDef; kept and reported, no edge made."""
+    """An input naming a node absent from the GraphDef; kept and reported, no edge made.
+    ``SlimGraph.split_dangling`` tells damage from PyTorch module references."""
 
     node: int
     input: str  # the raw input string, e.g. "missing/op:1"
@@ -224,6 +232,15 @@ class SlimGraph:
             size=self.edge_size[e],
             shape=self.shape_of(src, out),
         )
+
+    def split_dangling(self) -> tuple[list[DanglingInput], list[DanglingInput]]:
+        """``(dangling inputs, module references)``: the inputs naming absent nodes that are
+        damage, and those of ``MODULE_REFERENCE_OPS`` (PyTorch naming a module instance). The one
+        split both ``/scene``'s stats and ``tb-graph summary`` count."""
+        dangling, references = [], []
+        for d in self.dangling:
+            (references if self.ops[d.node] in MODULE_REFERENCE_OPS else dangling).append(d)
+        return dangling, references
 
     def shape_of(self, node: int, output: int) -> Optional[tuple]:
         shapes = self.output_shapes[node]

@@ -6,12 +6,12 @@ device, attrs (an attr whose serialized size exceeds ``limit_attr_size`` is repl
 a ``NodeAttr`` with ``elided_bytes``), inputs and outputs with shapes and edge kinds (including
 the edges to embeddings, flagged ``visible: False``), profile stats, owning series and
 template; groups report their cardinality, template, op histogram (as attrs) and the
-metaedges touching them in their parent's metagraph.
+MetaEdges entering and leaving them, at every level (``group_io``).
 
 Pre-condition: a built Hierarchy. Post-condition: returns a ``wire.NodeDetails`` (``/node``
 answers it as is); an op's inputs and outputs list every edge touching it, base edges
-first, then edges to embeddings, each in SlimGraph order; a group's, the metaedges of its parent's metagraph
-at it.
+first, then edges to embeddings, each in SlimGraph order; a group's, every base edge crossing
+its boundary, bundled by MetaEdge (``group_io``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from google.protobuf import text_format
 from tb_graph_plugin.hierarchy.model import Hierarchy, NodeRef
 from tb_graph_plugin.wire import EdgeKindCode, EmbeddingRole, NodeAttr, NodeDetails, NodeIo
 
-__all__ = ["node_details", "DEFAULT_LIMIT_ATTR_SIZE"]
+__all__ = ["node_details", "group_io", "DEFAULT_LIMIT_ATTR_SIZE"]
 
 DEFAULT_LIMIT_ATTR_SIZE = 1024
 
@@ -83,19 +83,10 @@ def node_details(h: Hierarchy, ref: NodeRef, limit_attr_size: int = DEFAULT_LIMI
 
 
 def _group_details(h: Hierarchy, i: int, series_name) -> NodeDetails:
-    """A group's details: op histogram as attrs, its metaedges in its parent's metagraph as
-    inputs and outputs (with count and size), profile totals."""
+    """A group's details: op histogram as attrs, the MetaEdges entering and leaving it as inputs
+    and outputs (``group_io``), profile totals."""
     g = h.group(i)
-    parent = h.parent(i)
-    ins, outs = [], []
-    if parent is not None:
-        for me in h.metaedges(parent):
-            if me.dst == i:
-                ins.append(NodeIo(name=h.name_of(me.src), shape=None, kind=me.kind, visible=True,
-                                  count=me.count, size=me.size))
-            elif me.src == i:
-                outs.append(NodeIo(name=h.name_of(me.dst), shape=None, kind=me.kind, visible=True,
-                                   count=me.count, size=me.size))
+    ins, outs = group_io(h, i)
     attrs = [NodeAttr(key=f"op:{op}", value=str(c))
              for op, c in sorted(g.op_histogram.items(), key=lambda kv: -kv[1])]
     stats = None
@@ -106,3 +97,60 @@ def _group_details(h: Hierarchy, i: int, series_name) -> NodeDetails:
     return NodeDetails(name=g.name, kind=g.kind, op=None, device=device, attrs=attrs, inputs=ins, outputs=outs,
                        cardinality=g.cardinality, series=series_name, template=g.template, stats=stats,
                        inferred=g.inferred)
+
+
+def group_io(h: Hierarchy, gid: int) -> tuple[list[NodeIo], list[NodeIo]]:
+    """The MetaEdges that enter (inputs) and leave (outputs) group ``gid``, nearest level first.
+
+    Every base edge with one end inside the group and one outside is in the MetaEdge of the
+    lowest group holding both ends ([TB-GRAPH-DOC]: one MetaEdge per pair of children): the
+    group's parent for an edge to a sibling, a higher ancestor for an edge that leaves the parent
+    too (a series member's edges from before the series; ``LlamaDecoderLayer[0]``'s inputs are
+    in the metagraph holding its series). At each ancestor, the MetaEdges at the child on the
+    way down to the group are read; above the parent, only their base edges with the inner end
+    inside the group are kept. Each is one ``NodeIo`` named by the other end as that metagraph
+    has it, with the ``count``, summed ``size`` and kind of those base edges.
+
+    Post: the ``count`` values add up to the base edges crossing the group's boundary, each counted
+    once. Cost: the base edges of the MetaEdges read, times the depth for those above the parent.
+    """
+    slim = h.slim
+    n = h.n_ops
+    ins: list[NodeIo] = []
+    outs: list[NodeIo] = []
+    child, parent = gid, h.groups[gid - n].parent
+    while parent >= 0:
+        for me in h.groups[parent - n].metaedges:
+            if me.dst == child:
+                other, inner, out = me.src, slim.edge_dst, ins
+            elif me.src == child:
+                other, inner, out = me.dst, slim.edge_src, outs
+            else:
+                continue
+            edges = me.base_edges if child == gid else [e for e in me.base_edges if _holds(h, gid, child, inner[e])]
+            if edges:
+                out.append(_metaedge_io(h, other, edges))
+        child, parent = parent, h.groups[parent - n].parent
+    return ins, outs
+
+
+def _holds(h: Hierarchy, gid: int, stop: int, op: int) -> bool:
+    """Whether ``op`` (inside group ``stop``) is inside group ``gid`` (inside ``stop`` too)."""
+    n = h.n_ops
+    g = h.op_parent[op]
+    while g != gid and g != stop and g >= 0:
+        g = h.groups[g - n].parent
+    return g == gid
+
+
+def _metaedge_io(h: Hierarchy, other: int, edges: list[int]) -> NodeIo:
+    slim = h.slim
+    kinds = [slim.edge_kind[e] for e in edges]
+    if all(k == EdgeKindCode.CONTROL for k in kinds):
+        kind = EdgeKindCode.CONTROL.kind
+    elif any(k == EdgeKindCode.REFERENCE for k in kinds):
+        kind = EdgeKindCode.REFERENCE.kind
+    else:
+        kind = EdgeKindCode.DATA.kind
+    return NodeIo(name=h.name_of(other), shape=None, kind=kind, visible=True, count=len(edges),
+                  size=int(sum(slim.edge_size[e] for e in edges)))

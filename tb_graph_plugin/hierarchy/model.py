@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterator, Optional, Union
 
+from tb_graph_plugin.graph.labels import op_label
 from tb_graph_plugin.graph.model import SlimGraph
 from tb_graph_plugin.pipeline import Timings
 from tb_graph_plugin.wire import EdgeKind, EmbeddingRole, NodeKind
@@ -290,6 +291,15 @@ class Hierarchy:
         return self.series_of_op.get(self.id_of(ref))
 
     def label(self, ref: NodeRef) -> str:
+        """What to draw: a group's label; an op's ``graph.labels.op_label`` (the last part of its
+        name, or its short op type where a PyTorch name was generated: ``816`` -> ``add``)."""
+        i = self.id_of(ref)
+        if i >= self.n_ops:
+            return self.groups[i - self.n_ops].label
+        return op_label(self.slim.names[i], self.slim.ops[i])
+
+    def leaf_name(self, ref: NodeRef) -> str:
+        """A group's label, an op's last name part: what names say, for naming inferred groups."""
         i = self.id_of(ref)
         if i >= self.n_ops:
             return self.groups[i - self.n_ops].label

@@ -76,7 +76,7 @@ def _regions_in_group(h: Hierarchy, g) -> int:
         return 0
     contraction = Contraction(succ)  # regions are convex; checked anyway (post-condition)
     regions = [(r, e) for r, e in regions if contraction.try_add(r)]
-    labels = [h.label(c) for c in children]
+    labels = [h.leaf_name(c) for c in children]  # names, not op-type labels: names name groups
     suffix = shared_uniquifier(labels)
     base = "" if g.parent < 0 else g.name + "/"
     region_of = {}

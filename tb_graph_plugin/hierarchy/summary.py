@@ -2,7 +2,9 @@
 
 Pre-condition: a built Hierarchy. Post-condition: a dict of plain JSON values with keys
 ``ops`` (ops in the GraphDef, function library included), ``main_ops``, ``embeddings``,
-``edges`` (base edges), ``dangling_inputs``, ``top_level`` (root children: ``name``, ``kind``
+``edges`` (base edges), ``dangling_inputs`` (inputs naming absent nodes, PyTorch module
+references not counted), ``module_references`` (those: ``SlimGraph.split_dangling``, the counts
+``/scene``'s stats give), ``top_level`` (root children: ``name``, ``kind``
 op|meta|series, ``cardinality``, ``template``, and ``op`` for ops), ``templates`` (template id
 -> group names), ``series`` (``name``, ``kind``, ``members``), ``inferred_groups``,
 ``functions``, ``op_histogram`` and ``timings``.
@@ -27,6 +29,7 @@ __all__ = ["summarize", "tree"]
 def summarize(h: Hierarchy) -> dict[str, Any]:
     slim = h.slim
     n_main = sum(1 for r in slim.embedding if r == EmbeddingRole.MAIN)
+    dangling, references = slim.split_dangling()
     top = []
     for c in h.root.children:
         entry = {"name": h.name_of(c), "kind": h.kind(c), "cardinality": h.cardinality(c),
@@ -43,7 +46,8 @@ def summarize(h: Hierarchy) -> dict[str, Any]:
         "main_ops": n_main,
         "embeddings": slim.n_nodes - n_main,
         "edges": slim.n_edges,
-        "dangling_inputs": len(slim.dangling),
+        "dangling_inputs": len(dangling),
+        "module_references": len(references),
         "groups": len(h.groups) - 1,
         "top_level": top,
         "templates": {tid: [h.name_of(g) for g in members] for tid, members in h.templates.items()},

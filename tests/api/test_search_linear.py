@@ -103,3 +103,25 @@ def test_search_semantics_kept_anywhere_in_the_name_and_op_filter():
     assert [h.name for h in answer.hits] == ["enc/relu_1", "enc/Relu"]
     assert [h.name for h in search.search_graph(state, "^dec", None).hits] == ["dec", "dec/x"]  # group first
     assert [h.name for h in search.search_graph(state, "", "identity").hits] == ["enc/relu_1", "enc/Relu", "dec/x"]
+
+
+def test_search_matches_labels_and_op_types_ignoring_case_unless_names_only():
+    """Issue 23 item 4: names, labels and op types; case-insensitive; a names-only switch."""
+    graph = graph_pb2.GraphDef()
+    graph.node.add(name="x", op="Placeholder")
+    graph.node.add(name="m/816", op="aten::add", input=["x"])  # label "add" (a JIT value name)
+    graph.node.add(name="m/q_idx", op="aten::add", input=["m/816"])  # label "q_idx" (the author's)
+    graph.node.add(name="m/Relu", op="Relu", input=["m/q_idx"])
+    state = tasks.GraphState({"graph": graph.SerializeToString()}, lambda stage, fraction: None)
+
+    def names(q, **kw):
+        return [h.name for h in search.search_graph(state, q, None, **kw).hits]
+
+    assert names("add") == ["m/816", "m/q_idx"]  # the op type
+    assert names("^add$") == ["m/816"]  # the label, anchored
+    assert names("ADD") == names("add") and names("(?-i)ADD") == []
+    assert names("^relu") == ["m/Relu"]  # a label that is the name's last part, anchored
+    assert names("add", names_only=True) == [] and names("^m/816$", names_only=True) == ["m/816"]
+    assert names("relu", names_only=True) == ["m/Relu"]  # names ignore case too
+    hit = search.search_graph(state, "816", None).hits[0]
+    assert (hit.name, hit.label, hit.op) == ("m/816", "add", "aten::add")

@@ -44,7 +44,7 @@ def check_invariants(h: Hierarchy) -> None:
         assert s.indices == list(range(s.indices[0], s.indices[0] + len(s.indices)))
         assert len(s.children) == len(s.indices) >= 2
         for c, k in zip(s.children, s.indices):
-            label = h.label(c)
+            label = h.leaf_name(c)  # the index is in the name (an op's label may be its op type)
             layer = re.sub(r"_\d+$", "", label)  # a Keras 3 trace scope without its uniquifier
             assert re.search(rf"(?<!\d){k}(?!\d)", label) or (k == 0 and not re.search(
                 r"\d", layer)), (label, k)  # a bare "add" is add_0

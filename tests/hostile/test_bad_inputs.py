@@ -224,7 +224,7 @@ def test_run_graph_before_the_damage_is_served(broken_app, run):
     assert response.status_code == 200
     assert response.headers["Content-Type"].startswith("text/x-protobuf")
     assert 'name: "input/x"' in response.get_data(as_text=True)  # the step 0 graph
-    hits = _ok(broken_app.get(OURS + "/search", run=run, q="^layer1$", wait="30"))
+    hits = _ok(broken_app.get(OURS + "/search", run=run, q="^layer1$", names_only="on", wait="30"))  # not .../gradients/layer1
     assert [h["name"] for h in hits["hits"]] == ["layer1"]
 
 
@@ -434,7 +434,7 @@ def test_bad_search_regex_is_400(app):
 
 def test_search_without_query_is_400(app):
     message = _json_error(app.get(OURS + "/search", run="xss"), 400)
-    assert message == "Invalid argument: search needs `q` (a name regex) or `op` (an op type)"
+    assert message == "Invalid argument: search needs `q` (a regex) or `op` (an op type)"
 
 
 def test_bad_infer_scopes_is_400(app):

@@ -165,10 +165,14 @@ export async function fetchNode(ref: GraphRef, name: string, view: ViewOptions =
   return getWithJob<NodeDetails>(`node?${p}`, () => undefined, () => true);
 }
 
-export async function fetchSearch(ref: GraphRef, q: string, op: string, view: ViewOptions = DEFAULT_VIEW): Promise<SearchAnswer> {
+/** GET search: `q` a regex over names, labels and op types (names alone with `namesOnly`),
+ * ignoring case; `op` a substring of the op type. */
+export async function fetchSearch(ref: GraphRef, q: string, op: string, view: ViewOptions = DEFAULT_VIEW,
+  namesOnly = false): Promise<SearchAnswer> {
   const p = refParams(ref, view);
   p.set("q", q);
   p.set("op", op);
+  if (namesOnly) p.set("names_only", "on");
   return getWithJob<SearchAnswer>(`search?${p}`, () => undefined, () => true);
 }
 

@@ -145,6 +145,7 @@ export interface SearchHit {
   op: string | null;
   kind: NodeKind;
   ancestors: string[]; // groups holding it, outermost first, root excluded
+  label: string; // what it is drawn as (SceneNode.label): its name's last part, or its op type
 }
 
 export interface SearchAnswer {

@@ -30,7 +30,7 @@ export const KEYS: [string, string][] = [
   ["← / →", "move to the next node in the same group"],
   ["Enter", "expand the selected group"],
   ["Backspace / Esc", "collapse to the parent group (Esc at top level: clear)"],
-  ["/", "search"],
+  ["/", "search (then Enter: next hit, Shift+Enter: previous)"],
   ["f", "fit to screen"],
   ["Tab", "focus the graph"],
   ["?", "show / hide these keys"],

@@ -1,13 +1,11 @@
 // Moving the view to what the user asks for: fit to screen (the first fit keeps the main
-// graph readable), search by name regex / op type with a results list, and jump to a node
-// anywhere, opening the groups that hold it by the server's ancestry (SearchHit.ancestors:
+// graph readable) and jump to a node anywhere (a search hit: app/search.ts), opening the groups that hold it by the server's ancestry (SearchHit.ancestors:
 // names lie about nesting after scope inference and wide-group splits).
 import * as api from "../api/client";
 import type { GraphRef, SearchHit } from "../api/types";
 import type { SceneModel } from "../render/model";
 import type { Viewport } from "../render/viewport";
 import { OP_LABEL_PX, READABLE_LABEL_PX } from "../render/renderer";
-import { clear, el } from "../ui/dom";
 
 export interface NavHost {
   readonly vp: Viewport;
@@ -21,8 +19,6 @@ export interface NavHost {
   select(name: string): void;
   showError(message: string): void;
 }
-
-const MAX_HITS_SHOWN = 300;
 
 /** Fit the main (non-extracted) graph so a TF2 trace's tall side column cannot shrink it. If the
  * fit is too small for labels (an op's label under READABLE_LABEL_PX on screen), open at the
@@ -90,7 +86,7 @@ export async function jump(host: NavHost, name: string, ancestors?: string[]): P
 async function lookup(ref: GraphRef, view: api.ViewOptions, name: string): Promise<SearchHit | null> {
   for (const candidate of [name, name.replace(/:\d+$/, "")]) {
     try {
-      const ans = await api.fetchSearch(ref, `^${escapeRegex(candidate)}$`, "", view);
+      const ans = await api.fetchSearch(ref, `(?-i)^${escapeRegex(candidate)}$`, "", view, true);
       const hit = ans.hits.find((h) => h.name === candidate);
       if (hit) return hit;
     } catch {
@@ -102,36 +98,4 @@ async function lookup(ref: GraphRef, view: api.ViewOptions, name: string): Promi
 
 function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-
-/** Runs a search and lists its hits in `box`; a hit jumps to its node. */
-export async function search(host: NavHost, box: HTMLElement, q: string, op: string): Promise<void> {
-  const ref = host.ref();
-  if (!ref) return;
-  clear(box);
-  box.appendChild(el("h3", { text: "Search results" }));
-  if (!q && !op) {
-    box.appendChild(el("div", { className: "gx-muted", text: "Type a name regex or an op type." }));
-    return;
-  }
-  try {
-    const ans = await api.fetchSearch(ref, q, op, host.view());
-    const ul = el("ul", { className: "gx-list" });
-    for (const hit of ans.hits.slice(0, MAX_HITS_SHOWN)) {
-      const link = el("button", { className: "gx-link", text: hit.name, title: hit.name, "data-hit": hit.name });
-      link.addEventListener("click", () => void jump(host, hit.name, hit.ancestors));
-      ul.appendChild(el("li", {}, link, hit.op ? el("span", { className: "gx-muted", text: ` ${hit.op}` }) : null));
-    }
-    const total = ans.total;
-    const shown = Math.min(ans.hits.length, MAX_HITS_SHOWN);
-    const partial = ans.complete ? "" : " in the part searched (the search stopped at its time limit)";
-    box.appendChild(
-      el("div", { className: "gx-muted", text: `${total} match${total === 1 ? "" : "es"}${partial}${shown < total ? ` (first ${shown} shown)` : ""}` }),
-    );
-    box.appendChild(ul);
-    document.body.dataset.searchHits = String(ans.hits.length);
-  } catch (e) {
-    document.body.dataset.searchHits = "0";
-    box.appendChild(el("div", { className: "gx-error gx-on", text: (e as Error).message }));
-  }
 }

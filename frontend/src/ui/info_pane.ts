@@ -30,7 +30,8 @@ function ioList(title: string, items: NodeIo[], act: InfoActions): HTMLElement {
   for (const io of items.slice(0, 500)) {
     const link = el("button", { className: "gx-link", text: io.name, title: io.name, "data-jump": io.name });
     link.addEventListener("click", () => act.jump(io.name));
-    const extra = [shapeText(io.shape), io.kind && io.kind !== "data" ? io.kind : null].filter(Boolean).join(", ");
+    const edges = io.count !== undefined && io.count > 1 ? `${io.count} edges` : null; // a group's MetaEdge
+    const extra = [shapeText(io.shape), edges, io.kind && io.kind !== "data" ? io.kind : null].filter(Boolean).join(", ");
     ul.appendChild(el("li", {}, link, extra ? el("span", { className: "gx-muted", text: ` ${extra}` }) : null));
   }
   if (items.length > 500) ul.appendChild(el("li", { className: "gx-muted", text: `… ${items.length - 500} more` }));

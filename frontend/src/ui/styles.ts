@@ -45,6 +45,10 @@ export const CSS = `
 .gx-list li{padding:1px 0;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 .gx-link{color:var(--accent);cursor:pointer;text-decoration:underline;background:none!important;border:none!important;padding:0!important;font:inherit;text-align:left}
 .gx-muted{color:var(--muted)}
+.gx-count{min-width:4ch;font-size:12px;white-space:nowrap}
+.gx-list li.gx-current{background:var(--border)}
+.gx-list li.gx-hit{white-space:normal;padding:2px 2px}
+.gx-hit-scope{font-size:11px;overflow-wrap:anywhere}
 .gx-name{font-family:monospace;overflow-wrap:anywhere}
 .gx-actions{display:flex;flex-wrap:wrap;gap:6px;margin-top:6px}
 .gx-hidden-file{display:none}

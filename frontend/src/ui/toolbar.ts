@@ -30,7 +30,10 @@ export class Toolbar {
   readonly extract = el("input", { type: "checkbox", "data-toggle": "extract", title: "Move high-degree nodes to side columns (auto-extraction)" });
   readonly color = el("select", { "data-picker": "color", title: "Colour by" });
   readonly trace = el("select", { "data-picker": "trace", title: "Trace the selected node" });
-  readonly query = el("input", { type: "search", placeholder: "search name (regex)", "data-search": "q", size: 16 });
+  readonly query = el("input", { type: "search", placeholder: "search name, label, op (regex)", "data-search": "q", size: 20,
+    title: "Regex over names, labels and op types, ignoring case ((?-i) for case). Enter: next hit, Shift+Enter: previous" });
+  readonly namesOnly = el("input", { type: "checkbox", "data-toggle": "names-only", title: "Match the regex against node names only" });
+  readonly searchCount = el("span", { className: "gx-muted gx-count", "data-search-count": "", "aria-live": "polite" });
   readonly opQuery = el("input", { type: "search", placeholder: "op type", "data-search": "op", size: 8 });
   readonly searchBtn = el("button", { text: "Search", "data-action": "search" });
 
@@ -55,6 +58,8 @@ export class Toolbar {
       lab("Trace", this.trace),
       el("span", { className: "gx-sep" }),
       this.query,
+      this.searchCount,
+      el("label", { className: "gx-check", title: "Match the regex against node names only" }, this.namesOnly, "names only"),
       this.opQuery,
       this.searchBtn,
     );

@@ -16,7 +16,7 @@ from typing import Optional
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.layout.geometry import attach_ends
-from tb_graph_plugin.layout.scene.endpoint import Annex, Annexes, Bridge, Endpoint, Stub  # Annex*: re-exported
+from tb_graph_plugin.layout.scene.endpoint import Annex, Annexes, Bridge, Child, Endpoint, Stub  # Annex*: re-exported
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.wire import NodeKind
 
@@ -166,7 +166,10 @@ def endpoint_name(h: Hierarchy, gid: int, e: Endpoint) -> str:
 
 
 def endpoint_label(h: Hierarchy, gid: int, e: Endpoint) -> str:
-    """What a stub naming ``e`` says: a bridge's outside node's label, else the last name part."""
+    """What a stub naming ``e`` says: a bridge's outside node's label, an op's label, else the
+    last name part."""
     if isinstance(e, Bridge):
         return h.label(e.outer)
+    if isinstance(e, Child) and e.hid < h.n_ops:
+        return h.label(e.hid)
     return endpoint_name(h, gid, e).rsplit("/", 1)[-1]
