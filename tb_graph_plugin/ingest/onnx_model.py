@@ -10,8 +10,10 @@ front ends of this plugin share ([TORCH-ONNX] in ``docs/references.md``):
 - graph inputs are ``input/<name>`` and outputs ``output/<name>``, op ``IO Node`` (as torch's
   ``SummaryWriter.add_graph`` writes them), an output fed by its producer;
 - an initializer named ``<module path>.<attr>`` is a ``Parameter`` in the scope of that module's
-  first call, named ``<attr>`` (``.../Conv2d[conv1]/weight``); any other initializer (a constant
-  the exporter folded: ``val_49``, ``onnx::Conv_48``) is a ``Const`` beside its first consumer;
+  first call, named ``<attr>`` (``.../Conv2d[conv1]/weight``); of a module no node ran in (a
+  conv the exporter fused into its batch norm), in its nearest ancestor's, named by the rest of
+  the path (``.../BasicBlock[0]/conv1.weight``); any other initializer (a constant the exporter
+  folded: ``val_49``, ``onnx::Conv_48``) is a ``Const`` beside its first consumer;
 - attrs: ``_output_shapes`` (from the graph's value types, where known), ``T`` (dtype of the
   first output) or ``dtype`` (parameters, constants, inputs and outputs), the ONNX attributes
   (numbers, strings and lists of them; tensors and subgraphs summarised, never their data; an
