@@ -187,13 +187,27 @@ def test_torch_export_attrs_module_class_source_and_onnx_attributes(converted):
 def test_legacy_exporter_names_become_module_scopes(converted, truth):
     g, h, by_onnx = converted["cnn_legacy"]
     check_invariants(h)
-    for onnx_name, node in by_onnx.items():
-        if onnx_name.startswith("/"):
+    order = list(truth["graphs"]["cnn_legacy"]["nodes"])  # the file's node order
+    for onnx_name in order:
+        if onnx_name.startswith("/") and not re.search(r"(mix|relu|conv\d)_\d+/", onnx_name):
             parts = onnx_name.split("/")[1:-1]
-            assert _scope(node.name) == "/".join(p.rsplit(".", 1)[-1] for p in parts), onnx_name
-    block = [by_onnx[n].name for n in truth["graphs"]["cnn_legacy"]["nodes"] if n.startswith("/layer1/layer1.0/")]
+            assert _scope(by_onnx[onnx_name].name) == "/".join(p.rsplit(".", 1)[-1] for p in parts), onnx_name
+    block = [by_onnx[n].name for n in order if n.startswith("/layer1/layer1.0/")]
     assert h.name_of(_lowest_common_group(h, [h.id_of(op) for op in block])) == "layer1/0"
-    assert h.group("layer1/0/relu").cardinality == 1 and h.group("layer1/0/relu_1").cardinality == 1
+    # the exporter's relu_1 is relu's second call
+    assert [n.name for n in g.node if n.op == "onnx::Relu" and n.name.startswith("layer1/0/")] == [
+        "layer1/0/relu/Relu", "layer1/0/relu@1/Relu"]
+    # the block called twice (the exporter wrote /mix/conv1/Conv ... then /mix/conv1_1/Conv, /mix_1/Add):
+    # each call is one group holding the ops written between the root ops around it
+    mul = order.index("/Mul")
+    op_of = {n.name: n.op for n in g.node}
+    for call, nodes in (("mix", order[:mul]), ("mix@1", order[mul + 1:])):
+        ops = {by_onnx[n].name for n in nodes if n.startswith(("/mix/", "/mix_1/"))}
+        group = _lowest_common_group(h, [h.id_of(op) for op in ops])
+        assert h.name_of(group) == call
+        inside = {h.name_of(op) for op in h.leaf_ops(group)}
+        # besides: weights, and the exporter's Identity copies of them (written first, unscoped)
+        assert ops <= inside and {op_of[n] for n in inside - ops} <= {"Parameter", "Const", "onnx::Identity"}
     g, h, by_onnx = converted["bert_legacy"]
     layer = [by_onnx[n].name for n in truth["graphs"]["bert_legacy"]["nodes"]
              if n.startswith("/bert/encoder/layer.1/")]
