@@ -1,7 +1,8 @@
 """ONNX model (``.onnx``, as ``torch.onnx.export`` writes it) -> GraphDef, without torch or onnx.
 
 The bytes are decoded by ``onnx_proto`` (protobuf only); each node's scope comes from
-``onnx_scopes`` (the module call that computed it). The GraphDef follows the naming PyTorch
+``onnx_scopes`` (the module call that computed it), attribute values and types are converted by
+``onnx_attrs``. The GraphDef follows the naming PyTorch
 front ends of this plugin share ([TORCH-ONNX] in ``docs/references.md``):
 
 - an op is ``<scope>/<OpType>``, made unique in its scope with ``_1``, ``_2``...; its ``op`` is
@@ -31,9 +32,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tensorboard.compat.proto import attr_value_pb2, graph_pb2, tensor_shape_pb2
+from tensorboard.compat.proto import graph_pb2, tensor_shape_pb2
 
 from tb_graph_plugin.ingest import onnx_proto, onnx_scopes
+from tb_graph_plugin.ingest.onnx_attrs import attr_value, shape, tf_dtype
 from tb_graph_plugin.ingest.onnx_proto import text
 from tb_graph_plugin.ingest.parse import GraphTooLarge
 
@@ -41,19 +43,9 @@ __all__ = ["onnx_to_graph_def", "read_onnx", "looks_like_onnx"]
 
 looks_like_onnx = onnx_proto.looks_like_onnx
 
-# ONNX TensorProto.DataType -> (name, TF DataType enum); 0 where TF has no such type
-_DTYPES = {
-    1: ("float32", 1), 2: ("uint8", 4), 3: ("int8", 6), 4: ("uint16", 17), 5: ("int16", 5), 6: ("int32", 3),
-    7: ("int64", 9), 8: ("string", 7), 9: ("bool", 10), 10: ("float16", 19), 11: ("float64", 2),
-    12: ("uint32", 22), 13: ("uint64", 23), 14: ("complex64", 8), 15: ("complex128", 18), 16: ("bfloat16", 14),
-    17: ("float8e4m3fn", 25), 18: ("float8e4m3fnuz", 26), 19: ("float8e5m2", 24), 20: ("float8e5m2fnuz", 28),
-    21: ("uint4", 30), 22: ("int4", 29), 23: ("float4e2m1", 33), 24: ("float8e8m0", 0), 25: ("uint2", 32),
-    26: ("int2", 31), 27: ("float6e2m3", 0), 28: ("float6e3m2", 0),
-}
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 _RESERVED = frozenset({"_output_shapes", "T", "dtype", "_module_class", "_source", "_onnx_name"})
-_MAX_LIST = 256  # longer attribute lists are summarised as text
-_MAX_TEXT = 4096  # characters of a string attribute or doc string kept
+_MAX_TEXT = 4096  # characters of a doc string kept
 
 
 def onnx_to_graph_def(blob, what: str, max_ops: Optional[int] = None) -> graph_pb2.GraphDef:
@@ -70,86 +62,6 @@ def read_onnx(blob, what: str, max_ops: Optional[int] = None) -> tuple[graph_pb2
         raise GraphTooLarge(what, ops, max_ops)
     producer = " ".join(text(x) for x in (model.producer_name, model.producer_version) if x)
     return _Converter(g).graph_def(), f"ONNX model ({producer})" if producer else "ONNX model"
-
-
-def _dtype_name(code: int) -> str:
-    return _DTYPES.get(code, (f"type{code}", 0))[0]
-
-
-def _shape(dims) -> tensor_shape_pb2.TensorShapeProto:
-    shape = tensor_shape_pb2.TensorShapeProto()
-    for d in dims:
-        if isinstance(d, int):
-            shape.dim.add(size=d if d >= 0 else -1)
-        else:  # a symbolic dimension (dim_param)
-            shape.dim.add(size=-1, name=d)
-    return shape
-
-
-def _tensor_summary(t) -> str:
-    dims = ",".join(str(d) for d in t.dims[:64]) + (",…" if len(t.dims) > 64 else "")
-    return f"tensor {_dtype_name(t.data_type)}[{dims}]"
-
-
-def _list_summary(head: list, total: int, kind: str) -> bytes:
-    return f"{total} {kind}: [{', '.join(str(v) for v in head)}, …]".encode()
-
-
-_SCALAR_FIELDS = ((1, "f"), (2, "i"), (3, "s"), (4, "t"), (5, "g"))
-_LIST_FIELDS = ((6, "floats"), (7, "ints"), (8, "strings"), (9, "tensors"), (10, "graphs"))
-
-
-def _attr_kind(a) -> int:
-    """``AttributeProto.type``, or (files that leave it unset) the field that is set."""
-    if a.type:
-        return a.type
-    for kind, field in _SCALAR_FIELDS:
-        if a.HasField(field):
-            return kind
-    for kind, field in _LIST_FIELDS:
-        if len(getattr(a, field)):
-            return kind
-    return 0
-
-
-def _attr_value(a) -> Optional[attr_value_pb2.AttrValue]:
-    """An ONNX AttributeProto as an AttrValue (data summarised); None when it holds nothing."""
-    v = attr_value_pb2.AttrValue()
-    kind = _attr_kind(a)
-    if kind == 1:
-        v.f = a.f
-    elif kind == 2:
-        v.i = a.i
-    elif kind == 3:
-        v.s = a.s[:_MAX_TEXT]
-    elif kind == 4:
-        v.s = _tensor_summary(a.t).encode()
-    elif kind == 5:
-        v.s = f"graph {text(a.g.name)!r}: {len(a.g.node)} nodes".encode()
-    elif kind in (6, 7):
-        values = a.floats if kind == 6 else a.ints
-        if len(values) > _MAX_LIST:
-            v.s = _list_summary(list(values[:8]), len(values), "floats" if kind == 6 else "ints")
-        else:
-            (v.list.f if kind == 6 else v.list.i).extend(values)
-            v.list.SetInParent()
-    elif kind == 8:
-        if len(a.strings) > _MAX_LIST:
-            v.s = _list_summary([text(x[:64]) for x in a.strings[:8]], len(a.strings), "strings")
-        else:
-            v.list.s.extend(x[:_MAX_TEXT] for x in a.strings)
-            v.list.SetInParent()
-    elif kind == 9:
-        v.s = "; ".join(_tensor_summary(t) for t in a.tensors[:8]).encode()
-    elif kind == 10:
-        v.s = f"{len(a.graphs)} graphs".encode()
-    elif kind in (11, 12):
-        v.s = b"sparse tensor"
-    elif kind in (13, 14):
-        v.s = b"type"
-    else:
-        return None
-    return v
 
 
 class _Converter:
@@ -267,9 +179,9 @@ class _Converter:
     def _io_attrs(self, node, value: str) -> None:
         elem, dims = self.types.get(value, (0, None))
         if dims is not None:
-            node.attr["_output_shapes"].list.shape.append(_shape(dims))
-        if _DTYPES.get(elem, ("", 0))[1]:
-            node.attr["dtype"].type = _DTYPES[elem][1]
+            node.attr["_output_shapes"].list.shape.append(shape(dims))
+        if tf_dtype(elem):
+            node.attr["dtype"].type = tf_dtype(elem)
 
     def _initializer(self, out, name: str, t, consumer_scope: dict[str, str], reserved: set[str]) -> None:
         home = self._parameter_home(name) if self.placement.kind != "names" else None
@@ -279,13 +191,13 @@ class _Converter:
             if cls:
                 node.attr["_module_class"].s = cls.encode()
         elif self.placement.kind == "names":
-            node = out.node.add(name=self._unique("", name.lstrip("/"), reserved), op="Const")
+            node = out.node.add(name=self._unique(*_split(name), reserved), op="Const")
         else:
             node = out.node.add(name=self._unique(consumer_scope.get(name, self.placement.root), "Const", reserved),
                                 op="Const")
-        node.attr["_output_shapes"].list.shape.append(_shape(t.dims))
-        if _DTYPES.get(t.data_type, ("", 0))[1]:
-            node.attr["dtype"].type = _DTYPES[t.data_type][1]
+        node.attr["_output_shapes"].list.shape.append(shape(t.dims))
+        if tf_dtype(t.data_type):
+            node.attr["dtype"].type = tf_dtype(t.data_type)
         node.attr["_onnx_name"].s = name.encode()
         self.producer[name] = node.name
 
@@ -295,12 +207,12 @@ class _Converter:
         op = "Const" if constant else f"{'onnx' if domain in _DEFAULT_DOMAINS else domain}::{op_type}"
         onnx_name = text(onnx_node.name)
         if self.placement.kind == "names" and onnx_name:
-            name = self._unique("", onnx_name.lstrip("/"), reserved)
+            name = self._unique(*_split(onnx_name), reserved)
         else:
             name = self._unique(scope, "Const" if constant else op_type, reserved)
         node = out.node.add(name=name, op=op)
         for a in onnx_node.attribute:
-            key, value = text(a.name), _attr_value(a)
+            key, value = text(a.name), attr_value(a)
             if key and value is not None:
                 node.attr[f"onnx.{key}" if key in _RESERVED else key].CopyFrom(value)
         outputs = [text(v) for v in onnx_node.output]
@@ -326,10 +238,10 @@ class _Converter:
         known = [self.types.get(v) for v in outputs]
         if any(k and k[1] is not None for k in known):
             for k in known:
-                shape = _shape(k[1]) if k and k[1] is not None else tensor_shape_pb2.TensorShapeProto(unknown_rank=True)
-                node.attr["_output_shapes"].list.shape.append(shape)
-        if known and known[0] and _DTYPES.get(known[0][0], ("", 0))[1]:
-            node.attr["T"].type = _DTYPES[known[0][0]][1]
+                known_shape = shape(k[1]) if k and k[1] is not None else tensor_shape_pb2.TensorShapeProto(unknown_rank=True)
+                node.attr["_output_shapes"].list.shape.append(known_shape)
+        if known and known[0] and tf_dtype(known[0][0]):
+            node.attr["T"].type = tf_dtype(known[0][0])
 
     def _constant_type(self, node, onnx_node) -> None:
         for a in onnx_node.attribute:
@@ -342,10 +254,16 @@ class _Converter:
                 dims, elem = [len(a.floats) + len(a.ints)], 1 if key == "value_floats" else 7
             else:
                 continue
-            node.attr["_output_shapes"].list.shape.append(_shape(dims))
-            if _DTYPES.get(elem, ("", 0))[1]:
-                node.attr["dtype"].type = _DTYPES[elem][1]
+            node.attr["_output_shapes"].list.shape.append(shape(dims))
+            if tf_dtype(elem):
+                node.attr["dtype"].type = tf_dtype(elem)
             return
+
+
+def _split(name: str) -> tuple[str, str]:
+    """``(scope, leaf)`` of a name kept as the file wrote it (empty ``/`` parts dropped)."""
+    parts = [p for p in name.split("/") if p] or [name]
+    return "/".join(parts[:-1]), parts[-1]
 
 
 def _slash_ends(scope: str):

@@ -221,6 +221,36 @@ def test_legacy_exporter_names_become_module_scopes(converted, truth):
         assert re.fullmatch(re.escape(module.replace(".", "/")) + r"/Identity(_\d+)?", by_onnx[onnx_name].name)
 
 
+def test_attributes_are_summarised_never_their_data():
+    """A hand-built model (no torch exporter, so node names are kept): lists, tensors, subgraphs."""
+    from tb_graph_plugin.ingest import onnx_proto
+
+    model = onnx_proto._model_class()(ir_version=9)
+    g = model.graph
+    g.input.add(name=b"x").type.tensor_type.elem_type = 1
+    const = g.node.add(name=b"c", op_type=b"Constant", output=[b"k"])
+    const.attribute.add(name=b"value", type=4).t.CopyFrom(type(const.attribute.add().t)(dims=[2, 3], data_type=7))
+    del const.attribute[1]
+    node = g.node.add(name=b"my/op", op_type=b"Custom", domain=b"com.example", input=[b"x", b"k", b""], output=[b"y"])
+    node.attribute.add(name=b"big", type=7, ints=range(1000))
+    node.attribute.add(name=b"few", type=7, ints=[1, 2])
+    node.attribute.add(name=b"T", type=3, s=b"clash")
+    node.attribute.add(name=b"w", type=4).t.dims.extend([4, 5])
+    g.output.add(name=b"y")
+    graph = onnx_model.onnx_to_graph_def(model.SerializeToString(), "hand-built")
+    by_name = {n.name: n for n in graph.node}
+    assert set(by_name) == {"input/x", "c", "my/op", "output/y"}
+    assert by_name["c"].op == "Const" and by_name["c"].attr["dtype"].type == 9
+    assert [d.size for d in by_name["c"].attr["_output_shapes"].list.shape[0].dim] == [2, 3]
+    op = by_name["my/op"]
+    assert op.op == "com.example::Custom" and list(op.input) == ["input/x", "c"]
+    assert op.attr["big"].s == b"1000 ints: [0, 1, 2, 3, 4, 5, 6, 7, \xe2\x80\xa6]"
+    assert list(op.attr["few"].list.i) == [1, 2]
+    assert op.attr["onnx.T"].s == b"clash" and "T" not in op.attr  # the output's type is unknown
+    assert op.attr["w"].s == b"tensor type0[4,5]"
+    assert list(by_name["output/y"].input) == ["my/op"]
+
+
 # ------------------------------------------------------------------------- bad bytes
 
 
