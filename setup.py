@@ -39,6 +39,11 @@ setuptools.setup(
             "torch==2.13.0",
             # Hugging Face models built from a config (random init) for the hierarchy tests.
             "transformers>=4.40",
+            # torch.onnx.export's default (torch.export-based) exporter needs onnxscript, which
+            # brings onnx: the tests write .onnx files with them (tests/onnx_files.py). The plugin
+            # reads .onnx with protobuf alone and needs neither.
+            "onnx>=1.17",
+            "onnxscript>=0.5",
         ],
     },
     entry_points={

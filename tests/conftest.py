@@ -20,11 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from tests import logwriters
+from tests import logwriters, onnx_files as onnx_writer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 LOGWRITERS_PATH = Path(logwriters.__file__).resolve()
 CACHE_ROOT = REPO_ROOT / "tests" / "_artifacts" / "logs"
+ONNX_WRITER_PATH = Path(onnx_writer.__file__).resolve()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -93,6 +94,28 @@ class RealLogs:
 def real_logs() -> RealLogs:
     """Lazy map kind -> logdir root of real logs; see ``tests/logwriters.py`` for the kinds."""
     return RealLogs(CACHE_ROOT / _source_hash())
+
+
+@pytest.fixture(scope="session")
+def onnx_files() -> Path:
+    """Directory of the ``.onnx`` files and ``truth.json`` that ``tests/onnx_files.py`` writes
+    (with torch, in a subprocess), cached in ``tests/_artifacts/onnx/<hash of onnx_files.py>/``."""
+    target = REPO_ROOT / "tests" / "_artifacts" / "onnx" / hashlib.sha256(ONNX_WRITER_PATH.read_bytes()).hexdigest()[:16]
+    if not target.is_dir():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        proc = subprocess.run([sys.executable, "-m", "tests.onnx_files", str(tmp)], cwd=REPO_ROOT,
+                              capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise RuntimeError(f"writing the ONNX files failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another process wrote them first
+            if not target.is_dir():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
 
 
 #: Debian's Chromium, headless, with no background networking (nothing to reach here).

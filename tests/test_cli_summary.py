@@ -99,3 +99,37 @@ def test_summary_tree_nests_every_group_with_kind_series_and_inference(real_logs
     assert all(g["cardinality"] >= g["ops"] for g in groups)
     without = _summary(capsys, str(real_logs.get("keras_bert_encoder_trace")))
     assert "tree" not in without
+
+
+def _groups(tree: dict) -> list[str]:
+    found = []
+    for child in tree.get("children", []):
+        found.append(child["name"])
+        found.extend(_groups(child))
+    return found
+
+
+def test_summary_on_onnx_files_imports_neither_torch_nor_onnx(onnx_files):
+    """``tb-graph summary x.onnx`` as a program: the module calls of torch.onnx.export's file
+    are groups, and the process imported no torch, onnx or TensorFlow (``-X importtime``)."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "tb_graph_plugin.cli", "summary",
+                           str(onnx_files / "cnn.onnx"), "--tree", "--compact"], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
+                if line.startswith("import time:") and "|" in line}
+    assert not {m for m in imported if m.split(".")[0] in ("torch", "onnx", "onnxscript", "tensorflow")}
+    out = json.loads(proc.stdout)
+    assert {t["name"] for t in out["top_level"]} == {"input", "TinyResNet", "output"}
+    groups = _groups(out["tree"])
+    assert {"TinyResNet/BasicBlock[mix]", "TinyResNet/BasicBlock[mix@1]",
+            "TinyResNet/Sequential[layer1]/BasicBlock[1]/ReLU[relu@1]"} <= set(groups)
+
+
+def test_summary_and_diff_on_legacy_onnx(onnx_files, capsys):
+    out = _summary(capsys, str(onnx_files / "bert_legacy.onnx"), "--tree")
+    assert {"bert/encoder/0", "bert/encoder/1"} <= set(_groups(out["tree"]))
+    legacy, new = str(onnx_files / "cnn_legacy.onnx"), str(onnx_files / "cnn.onnx")
+    assert main(["diff", new, new]) == 0
+    assert main(["diff", legacy, new]) == 1
+    capsys.readouterr()

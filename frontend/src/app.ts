@@ -210,7 +210,7 @@ export class App {
     this.restoring = false;
     if (!first) {
       this.ui.setStatus("empty");
-      this.ui.showEmpty("No graph data in this logdir. Upload a GraphDef (.pbtxt or .pb) or an event file to explore it.");
+      this.ui.showEmpty("No graph data in this logdir. Upload a GraphDef (.pbtxt or .pb), a PyTorch graph (.pt2, .onnx) or an event file to explore it.");
       this.ui.bar.fillRuns(this.listing, "");
       return;
     }

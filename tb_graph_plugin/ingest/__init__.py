@@ -5,8 +5,9 @@ The stage, in order (see ``store.GraphStore`` for which data names feed which ki
 1. ``listing``: what graph data exists (the stock ``/info`` flags, plus every kept step);
 2. ``blobs.read_blob``: the bytes of one (run, tag, step) through ``context.data_provider``;
 3. parse: ``parse.parse_graph_def`` (run graph), ``run_metadata.merge_function_graphs``
-   (trace_export), ``keras_model.keras_json_to_graph_def`` (conceptual), ``parse.parse_graph_file``
-   (uploads, local files);
+   (trace_export), ``keras_model.keras_json_to_graph_def`` (conceptual), ``parse.read_graph_file``
+   (uploads, local files: GraphDef, or an ONNX model through ``onnx_model``, ``onnx_proto``,
+   ``onnx_scopes`` and ``onnx_attrs``);
 4. ``store.GraphStore``: caches the parsed result per (experiment, run, tag, kind, step);
 5. ``attrs.limit_attr_size``: the stock ``/graph`` attribute elision, on a copy.
 

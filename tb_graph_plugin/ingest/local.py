@@ -1,4 +1,5 @@
-"""Read a graph from a path without a TensorBoard server: a logdir, an event file, a .pbtxt or .pb.
+"""Read a graph from a path without a TensorBoard server: a logdir, an event file, or a graph file
+(a .pbtxt or .pb GraphDef, an .onnx model: ``parse.read_graph_file``).
 
 Logdirs and event files go through TensorBoard's own local data provider
 (``MultiplexerDataProvider``) and our ``GraphStore``, the very code the plugin runs.
@@ -88,7 +89,7 @@ def load_graph_def_from_path(
 ) -> graph_pb2.GraphDef:
     if os.path.isfile(path) and _EVENT_MARK not in os.path.basename(path):
         with open(path, "rb") as f:
-            return parse.parse_graph_file(f.read(), f"file {path!r}")
+            return parse.parse_graph_file(f.read(), f"file {path!r}", os.path.basename(path))
     if os.path.isfile(path) and run is None and tag is None and step is None:
         damaged = _read_damaged_event_file(path)
         if damaged is not None:

@@ -1,4 +1,21 @@
-"""Bytes -> GraphDef: the serialized run graph, and uploaded ``.pb`` / ``.pbtxt`` files.
+"""Bytes -> GraphDef: the serialized run graph, and graph files (uploads, local paths).
+
+``read_graph_file`` is the one place a graph file's format is chosen, by its name and first
+bytes, in this order (``GRAPH_FILE_FORMATS``, then GraphDef):
+
+==============  ==========================================  =====================================
+format          recognised by                               read by
+==============  ==========================================  =====================================
+torch.export    a zip archive (``pt2.looks_like_pt2``)       ``pt2.read_pt2``
+``.pt2``
+ONNX model      name ``*.onnx``, or a ModelProto's opening  ``onnx_model.read_onnx``
+                bytes (``onnx_proto.looks_like_onnx``)
+GraphDef        anything else: pbtxt (UTF-8 text) first,    ``parse_graph_file`` (this module)
+                then binary ``.pb``
+==============  ==========================================  =====================================
+
+Event files are told apart before this (``event_file.looks_like_event_file``): they hold
+graphs among other records. A new format is one more row of ``GRAPH_FILE_FORMATS``.
 
 Post-condition: a parsed GraphDef, or ``errors.InvalidArgumentError`` whose message says what
 the bytes are not (not a binary GraphDef, not UTF-8, the pbtxt line that failed, no nodes).
@@ -6,11 +23,14 @@ the bytes are not (not a binary GraphDef, not UTF-8, the pbtxt line that failed,
 
 from __future__ import annotations
 
+from typing import Callable, Optional
+
 from google.protobuf import message, text_format
 from tensorboard import errors
 from tensorboard.compat.proto import graph_pb2
 
-__all__ = ["parse_graph_def", "parse_graph_file", "GraphTooLarge", "count_ops", "check_op_limit"]
+__all__ = ["parse_graph_def", "parse_graph_file", "read_graph_file", "GraphTooLarge", "count_ops",
+           "check_op_limit", "GRAPH_FILE_FORMATS"]
 
 
 class GraphTooLarge(ValueError):
@@ -44,17 +64,53 @@ def parse_graph_def(blob, what: str) -> graph_pb2.GraphDef:
         raise errors.InvalidArgumentError(f"malformed GraphDef in {what}: {e}") from None
 
 
-def parse_graph_file(blob: bytes, what: str) -> graph_pb2.GraphDef:
-    """A graph file: a GraphDef as pbtxt (UTF-8 text) or binary ``.pb``, or a ``.pt2`` archive.
+def _pt2_format():
+    from tb_graph_plugin.ingest import pt2  # imported when a graph file is read
 
-    Text is tried first when the bytes decode as UTF-8 and look like text; then binary.
+    return pt2.looks_like_pt2, pt2.read_pt2
+
+
+def _onnx_format():
+    from tb_graph_plugin.ingest import onnx_model  # imported when a graph file is read
+
+    return onnx_model.looks_like_onnx, onnx_model.read_onnx
+
+
+# Graph file formats other than GraphDef: name -> () -> (recognise(blob, filename),
+# read(blob, what, max_ops) -> (GraphDef, source)); tried in order.
+GRAPH_FILE_FORMATS: dict[str, Callable[[], tuple[Callable, Callable]]] = {
+    "pt2": _pt2_format,
+    "onnx": _onnx_format,
+}
+
+
+def read_graph_file(blob, what: str, filename: Optional[str] = None,
+                    max_ops: Optional[int] = None) -> tuple[graph_pb2.GraphDef, str]:
+    """``(GraphDef, source)`` of a graph file of any format this plugin reads (see above).
+
+    ``source`` says what was read (``graph file``, ``ONNX model (pytorch 2.13.0)``);
+    ``max_ops`` lets a format that converts node by node refuse a graph before converting it
+    (``GraphTooLarge``); callers still check the GraphDef (``check_op_limit``).
     """
     if not blob:
         raise errors.InvalidArgumentError(f"{what} is empty")
-    if blob[:4] == b"PK\x03\x04":  # a zip archive: a .pt2 (torch.export.save)
-        from tb_graph_plugin.ingest import pt2
+    for load in GRAPH_FILE_FORMATS.values():
+        recognise, read = load()
+        if recognise(blob, filename):
+            return read(blob, what, max_ops)
+    return _parse_graph_def_file(blob, what), "graph file"
 
-        return pt2.pt2_to_graph_def(bytes(blob), what)
+
+def parse_graph_file(blob, what: str, filename: Optional[str] = None) -> graph_pb2.GraphDef:
+    """The GraphDef of a graph file of any format (``read_graph_file`` without the source)."""
+    return read_graph_file(blob, what, filename)[0]
+
+
+def _parse_graph_def_file(blob: bytes, what: str) -> graph_pb2.GraphDef:
+    """A GraphDef file of either format: pbtxt (UTF-8 text) or binary ``.pb``.
+
+    Text is tried first when the bytes decode as UTF-8 and look like text; then binary.
+    """
     text_error = None
     try:
         text = blob.decode("utf-8")

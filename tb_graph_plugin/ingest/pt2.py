@@ -16,20 +16,27 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from typing import Optional
 
 from tensorboard import errors
 from tensorboard.compat.proto import graph_pb2
 
 from tb_graph_plugin.ingest import exported_program
 
-__all__ = ["is_pt2", "pt2_to_graph_def", "MAX_PROGRAM_BYTES"]
+__all__ = ["looks_like_pt2", "read_pt2", "pt2_to_graph_def", "MAX_PROGRAM_BYTES"]
 
 MAX_PROGRAM_BYTES = 1 << 30  # the program JSON, uncompressed (a zip bomb stops here)
 
 
-def is_pt2(blob: bytes) -> bool:
+def looks_like_pt2(blob, filename: Optional[str] = None) -> bool:
     """A zip archive (local file header magic); ``pt2_to_graph_def`` tells the rest."""
-    return blob[:4] == b"PK\x03\x04"
+    return bytes(blob[:4]) == b"PK\x03\x04"
+
+
+def read_pt2(blob, what: str, max_ops: Optional[int] = None) -> tuple[graph_pb2.GraphDef, str]:
+    """``(GraphDef, source)``, the ``parse.GRAPH_FILE_FORMATS`` reader (the caller checks the op
+    limit on the GraphDef: the program JSON is bounded by ``MAX_PROGRAM_BYTES``)."""
+    return pt2_to_graph_def(bytes(blob), what), "torch.export program (.pt2)"
 
 
 def pt2_to_graph_def(blob: bytes, what: str) -> graph_pb2.GraphDef:

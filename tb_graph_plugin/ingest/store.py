@@ -12,7 +12,8 @@ conceptual     ``graph_keras_model``                        ``keras_model.keras_
 profile        stats: ``graph_tagged_run_metadata``,         ``run_metadata.parse_run_metadata``;
                ``graph_run_metadata``; graph: the tag's op  graph as for ``op``
                graph if it has one, else the run graph
-upload         the in-memory upload store                    ``parse.parse_graph_file``, or
+upload         the in-memory upload store                    ``parse.read_graph_file`` (GraphDef,
+                                                            ONNX), or
                                                             ``event_file.graph_from_event_file``
 =============  ===========================================  ======================================
 
@@ -69,12 +70,13 @@ def _upload_id(blob: bytes) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-def _parse_upload(blob: bytes, filename: str) -> tuple[graph_pb2.GraphDef, list[str], str]:
-    """``(graph, warnings, source)`` of an uploaded event file or .pb/.pbtxt GraphDef."""
+def _parse_upload(blob: bytes, filename: str, max_ops: int) -> tuple[graph_pb2.GraphDef, list[str], str]:
+    """``(graph, warnings, source)`` of an uploaded event file or graph file (``parse``)."""
     if event_file.looks_like_event_file(blob, filename):
         found = event_file.graph_from_event_file(blob, filename)
         return found.graph, found.warnings, found.source
-    return parse.parse_graph_file(blob, f"uploaded file {filename!r}"), [], "graph file"
+    graph, source = parse.read_graph_file(blob, f"uploaded file {filename!r}", filename, max_ops)
+    return graph, [], source
 
 
 def _size_of(value) -> int:
@@ -200,7 +202,8 @@ class GraphStore:
     # -- uploads --------------------------------------------------------------------------
 
     def add_upload(self, blob: bytes, filename: str = "upload") -> Upload:
-        """Parse an uploaded .pb/.pbtxt GraphDef or event file; keep it under a content-derived id.
+        """Parse an uploaded graph file (.pb/.pbtxt GraphDef, .onnx) or event file; keep it under a
+        content-derived id.
 
         An event file (``*tfevents*``) is read record by record: corrupt records are skipped and
         listed in the ``Upload``'s ``warnings`` (see ``event_file``). Raises
@@ -216,7 +219,7 @@ class GraphStore:
             )
         with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="upload-id") as hasher:
             upload_id = hasher.submit(_upload_id, blob)
-            graph, warnings, source = _parse_upload(blob, filename)
+            graph, warnings, source = _parse_upload(blob, filename, self.max_ops)
             self.check_op_limit(graph, f"uploaded file {filename!r}")
             ref = wire.GraphRef(run=metadata.UPLOAD_RUN, tag=upload_id.result(), kind=wire.GraphKind.OP)
         # An upload counts for its size in bytes: the size of its GraphDef for a binary .pb, more

@@ -2,7 +2,8 @@
 
 Seeds are real bytes the real writers produced (``real_logs``): the TF1 run graph (binary and
 pbtxt), the TF1 ``add_run_metadata`` RunMetadata, a TF2 ``trace_export`` RunMetadata, the Keras 3
-``model.to_json()`` of the Keras callback, and the TF1 event file. Mutations: byte flips,
+``model.to_json()`` of the Keras callback, the TF1 event file, and ``torch.onnx.export``'s
+``.onnx`` files of a CNN (both exporters; ``onnx_files``). Mutations: byte flips,
 overwrites with random bytes, inserts, deletions, chunk duplication, truncation; for the Keras
 JSON also structural ones (a random subtree replaced by a random JSON value).
 
@@ -34,7 +35,7 @@ from tensorboard import errors
 from tb_graph_plugin import wire
 from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import build_hierarchy
-from tb_graph_plugin.ingest import keras_model, local, parse, run_metadata
+from tb_graph_plugin.ingest import keras_model, local, onnx_model, parse, run_metadata
 from tests import logwriters
 
 EXAMPLE_TIME_LIMIT_S = 10
@@ -168,6 +169,21 @@ def test_fuzz_parse_graph_file(seeds, mutations, which):
     graph = only_public_errors(parse.parse_graph_file, mutate(seeds[which], mutations), "fuzz")
     if graph is not None:
         assert graph.node or graph.library.function
+        build_graph(graph)
+
+
+@pytest.fixture(scope="module")
+def onnx_seeds(onnx_files):
+    return {stem: (onnx_files / f"{stem}.onnx").read_bytes() for stem in ("cnn", "cnn_legacy")}
+
+
+@FUZZ
+@given(mutations=MUTATIONS, which=st.sampled_from(["cnn", "cnn_legacy"]))
+def test_fuzz_onnx_model(onnx_seeds, mutations, which):
+    graph = only_public_errors(onnx_model.onnx_to_graph_def, mutate(onnx_seeds[which], mutations), "fuzz")
+    if graph is not None:
+        names = [n.name for n in graph.node]
+        assert all(names) and len(names) == len(set(names))
         build_graph(graph)
 
 

@@ -1,4 +1,4 @@
-// Uploads from disk (POST /upload): a GraphDef (.pbtxt / .pb) or an event file. The uploaded
+// Uploads from disk (POST /upload): a GraphDef (.pbtxt / .pb), a PyTorch graph (.pt2 or .onnx) or an event file. The uploaded
 // graph joins the listing (run `__upload__`) and what the server said about it (UploadAnswer
 // source and warnings: an event file's skipped corrupt records, ...) is kept per upload for
 // the warning line while that graph is shown.

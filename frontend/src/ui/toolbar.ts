@@ -23,9 +23,10 @@ export class Toolbar {
   readonly tag = el("select", { "data-picker": "tag", title: "Tag" });
   readonly kind = el("select", { "data-picker": "kind", title: "Graph type" });
   readonly step = el("select", { "data-picker": "step", title: "Step" });
-  // no `accept` filter: event files are named events.out.tfevents.<time>.<host>, no extension
+  // no `accept` filter: event files are named events.out.tfevents.<time>.<host>, no extension, and
+  // any other file (.onnx, .pt2, ...) goes to the server, which recognises the format or says why not
   readonly file = el("input", { type: "file", className: "gx-hidden-file", "data-upload": "" });
-  readonly uploadBtn = el("button", { text: "Upload…", title: "Open a GraphDef (.pbtxt or .pb) or an event file (events.out.tfevents.*) from disk" });
+  readonly uploadBtn = el("button", { text: "Upload…", title: "Open a GraphDef (.pbtxt or .pb), a PyTorch graph (.pt2, .onnx) or an event file (events.out.tfevents.*) from disk" });
   readonly fitBtn = el("button", { text: "Fit", "data-action": "fit", title: "Fit to screen (F)" });
   readonly extract = el("input", { type: "checkbox", "data-toggle": "extract", title: "Move high-degree nodes to side columns (auto-extraction)" });
   readonly color = el("select", { "data-picker": "color", title: "Colour by" });
