@@ -1,7 +1,8 @@
 """Bytes -> GraphDef: the serialized run graph, and uploaded ``.pb`` / ``.pbtxt`` files.
 
 Post-condition: a parsed GraphDef, or ``errors.InvalidArgumentError`` whose message says what
-the bytes are not (not a binary GraphDef, not UTF-8, the pbtxt line that failed, no nodes).
+the bytes are not (not a binary GraphDef, not UTF-8, the pbtxt line that failed, messages nested
+deeper than ``nesting.MAX_PBTXT_DEPTH``, no nodes).
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 from google.protobuf import message, text_format
 from tensorboard import errors
 from tensorboard.compat.proto import graph_pb2
+
+from tb_graph_plugin.ingest import nesting
 
 __all__ = ["parse_graph_def", "parse_graph_file", "GraphTooLarge", "count_ops", "check_op_limit"]
 
@@ -47,7 +50,9 @@ def parse_graph_def(blob, what: str) -> graph_pb2.GraphDef:
 def parse_graph_file(blob: bytes, what: str) -> graph_pb2.GraphDef:
     """A GraphDef file of either format: pbtxt (UTF-8 text) or binary ``.pb``.
 
-    Text is tried first when the bytes decode as UTF-8 and look like text; then binary.
+    Text is tried first when the bytes decode as UTF-8 and look like text; then binary. Text
+    nested deeper than binary protobuf allows is refused before ``text_format`` recurses into it
+    (``nesting.pbtxt_depth``).
     """
     if not blob:
         raise errors.InvalidArgumentError(f"{what} is empty")
@@ -58,6 +63,12 @@ def parse_graph_file(blob: bytes, what: str) -> graph_pb2.GraphDef:
         text = None
         text_error = f"not UTF-8 text ({e.reason} at byte {e.start})"
     if text is not None and _looks_like_text(text):
+        depth = nesting.pbtxt_depth(text)
+        if depth > nesting.MAX_PBTXT_DEPTH:
+            raise errors.InvalidArgumentError(
+                f"{what} is not a GraphDef pbtxt this server reads: its messages nest {depth:,} levels "
+                f"deep, more than the limit of {nesting.MAX_PBTXT_DEPTH} (protobuf's own for binary GraphDefs)"
+            )
         graph = graph_pb2.GraphDef()
         try:
             text_format.Parse(text, graph)
