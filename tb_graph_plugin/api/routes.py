@@ -2,14 +2,14 @@
 
 Every route is documented in ``tb_graph_plugin/http_api.md``. Stock-compatible routes answer
 errors as TensorBoard does (text/plain, via ``tensorboard.errors``); our JSON routes answer
-``{"error": "<message>"}`` with the same status code.
+``{"error": "<message>"}`` with the same status code (``failures.json_errors``). Any other
+exception answers a JSON 500 naming a request id, on every route (``failures.guarded``).
 """
 
 from __future__ import annotations
 
 import time
 
-import functools
 from typing import Callable, Optional
 
 from tensorboard import errors, plugin_util
@@ -18,33 +18,18 @@ from werkzeug import wrappers
 
 from tb_graph_plugin import metadata, wire
 from tb_graph_plugin.api import compat, params, static_files, uploads
+from tb_graph_plugin.api.failures import JSON_MIME, guarded, json_errors
 from tb_graph_plugin.api.workers import JobHandle, WorkerPool
 from tb_graph_plugin.ingest import listing
 from tb_graph_plugin.ingest.store import GraphStore
 
 __all__ = ["Routes", "scene_args"]
 
-JSON_MIME = "application/json"
-
 # How long a request waits for its job before answering 202 with the job's state.
 DEFAULT_WAIT_S = 0.5
 MAX_WAIT_S = 10.0
 
 _INFER_SCOPES = {"auto": None, "on": True, "off": False}
-
-
-def _json_errors(route):
-    """Answer a ``PublicError`` raised by ``route`` as JSON ``ErrorAnswer`` with its status."""
-
-    @functools.wraps(route)
-    def wrapper(self, request):
-        try:
-            return route(self, request)
-        except errors.PublicError as e:
-            body = wire.to_json(wire.ErrorAnswer(error=str(e)))
-            return http_util.Respond(request, body, JSON_MIME, code=e.http_code)
-
-    return wrapper
 
 
 class Routes:
@@ -55,6 +40,10 @@ class Routes:
         self.on_tab_opened: Optional[Callable[[str], None]] = None  # called with the experiment id
 
     def table(self):
+        """Route -> WSGI app, each ``guarded``: no exception reaches werkzeug's HTML 500 page."""
+        return {route: guarded(app) for route, app in self._apps().items()}
+
+    def _apps(self):
         return {
             # The stock Graphs plugin's API.
             "/info": self.info_route,
@@ -109,14 +98,14 @@ class Routes:
     # -- ours -----------------------------------------------------------------------------
 
     @wrappers.Request.application
-    @_json_errors
+    @json_errors
     def graphs_route(self, request):
         ctx, eid = _context(request)
         body = listing.listing(self._provider, ctx, eid)
         return http_util.Respond(request, wire.to_json(body), JSON_MIME)
 
     @wrappers.Request.application
-    @_json_errors
+    @json_errors
     def upload_route(self, request):
         if request.method != "POST":
             body = wire.to_json(wire.ErrorAnswer(error="upload takes POST with the file as body"))
@@ -127,7 +116,7 @@ class Routes:
         return http_util.Respond(request, body, mime)
 
     @wrappers.Request.application
-    @_json_errors
+    @json_errors
     def scene_route(self, request):
         ref = params.graph_ref(request.args)
         expanded = params.string_list(request.args, "expanded")
@@ -136,7 +125,7 @@ class Routes:
         return self._run(request, ref, "scene", scene_args(ref, expanded, extract, floating, first_view))
 
     @wrappers.Request.application
-    @_json_errors
+    @json_errors
     def scene_delta_route(self, request):
         ref = params.graph_ref(request.args)
         old = params.string_list(request.args, "from")
@@ -146,7 +135,7 @@ class Routes:
         return self._run(request, ref, "scene_delta", args)
 
     @wrappers.Request.application
-    @_json_errors
+    @json_errors
     def job_route(self, request):
         wait_s = params.optional_float(request.args, "wait")
         handle = self._pool.job(params.required(request.args, "id"))
@@ -155,13 +144,13 @@ class Routes:
         return http_util.Respond(request, wire.to_json(handle.wire()), JSON_MIME)
 
     @wrappers.Request.application
-    @_json_errors
+    @json_errors
     def node_route(self, request):
         ref = params.graph_ref(request.args)
         return self._run(request, ref, "node", {"name": params.required(request.args, "name")})
 
     @wrappers.Request.application
-    @_json_errors
+    @json_errors
     def search_route(self, request):
         ref = params.graph_ref(request.args)
         args = {"q": request.args.get("q", ""), "op": request.args.get("op") or None}
@@ -170,7 +159,7 @@ class Routes:
         return self._run(request, ref, "search", args)
 
     @wrappers.Request.application
-    @_json_errors
+    @json_errors
     def diff_route(self, request):
         ref = params.graph_ref(request.args)
         base = params.graph_ref(request.args, prefix="base_")
