@@ -37,6 +37,9 @@ setuptools.setup(
             "torch==2.13.0",
             # Hugging Face models built from a config (random init) for the hierarchy tests.
             "transformers>=4.40",
+            # The HTTP API: its OpenAPI description checked, every route fuzzed against it.
+            "openapi-spec-validator>=0.7",
+            "schemathesis>=4.0",
         ],
     },
     entry_points={

@@ -8,8 +8,9 @@ exception answers a JSON 500 naming a request id, on every route (``failures.gua
 
 from __future__ import annotations
 
+import functools
+import json
 import time
-
 from typing import Callable, Optional
 
 from tensorboard import errors, plugin_util
@@ -17,7 +18,7 @@ from tensorboard.backend import http_util
 from werkzeug import wrappers
 
 from tb_graph_plugin import metadata, wire
-from tb_graph_plugin.api import compat, params, static_files, uploads
+from tb_graph_plugin.api import compat, openapi, params, static_files, uploads
 from tb_graph_plugin.api.failures import JSON_MIME, guarded, json_errors
 from tb_graph_plugin.api.workers import JobHandle, WorkerPool
 from tb_graph_plugin.ingest import listing
@@ -58,6 +59,7 @@ class Routes:
             "/node": self.node_route,
             "/search": self.search_route,
             "/diff": self.diff_route,
+            "/openapi.json": self.openapi_route,
             # The frontend.
             "/index.js": self.index_js_route,
             "/static/*": self.static_route,
@@ -230,6 +232,11 @@ class Routes:
         return http_util.Respond(request, wire.to_json(handle.wire()), JSON_MIME, code=202)
 
     @wrappers.Request.application
+    def openapi_route(self, request):
+        """The OpenAPI 3.1 description of these routes (``api/openapi.py``)."""
+        return http_util.Respond(request, _openapi_json(), JSON_MIME)
+
+    @wrappers.Request.application
     def index_js_route(self, request):
         """The frontend's module. TensorBoard asks for it when the user opens the tab: the
         default graph's build starts now (``warmup.Warmup.tab_opened``), not when the page,
@@ -246,6 +253,11 @@ class Routes:
         relative = path[path.index(prefix) + len(prefix):] if prefix in path else ""
         body, mime = static_files.read_static(relative)
         return http_util.Respond(request, body, mime)
+
+
+@functools.cache
+def _openapi_json() -> str:
+    return json.dumps(openapi.spec(), indent=1)
 
 
 def scene_args(ref: wire.GraphRef, expanded: list[str], extract: bool = True, floating: bool = True,
