@@ -160,3 +160,14 @@ def test_op_names_in_200_scopes_open_with_every_group_expanded(app):
     expanded = ["/".join(parts[:k]) for k in range(1, len(parts) + 1)]
     scene = app.json(OURS + "/scene", run="__upload__", tag=tag, expanded=json.dumps(expanded), wait="10")
     assert {f"{scope}/x", f"{scope}/y"} <= {n["name"] for n in scene["nodes"]}
+
+
+def test_cli_summary_of_names_in_300_scopes_is_one_error_line(tmp_path, capsys):
+    from tb_graph_plugin.cli import main
+
+    blob, _ = _deep_names(300)
+    (tmp_path / "scopes.pbtxt").write_bytes(blob)
+    assert main(["summary", str(tmp_path / "scopes.pbtxt")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tb-graph: error: op 's0/s1/") and err.rstrip().endswith(
+        "is nested in 300 name scopes, more than the limit of 200")
