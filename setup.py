@@ -44,6 +44,9 @@ setuptools.setup(
             # reads .onnx with protobuf alone and needs neither.
             "onnx>=1.17",
             "onnxscript>=0.5",
+            # The HTTP API: its OpenAPI description checked, every route fuzzed against it.
+            "openapi-spec-validator>=0.7",
+            "schemathesis>=4.0",
         ],
     },
     entry_points={

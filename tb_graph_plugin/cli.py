@@ -226,7 +226,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except Exception as e:  # a clear one-line error for users, not a traceback
         from tensorboard import errors
 
-        if isinstance(e, errors.PublicError):
+        from tb_graph_plugin.hierarchy.scopes import ScopesTooDeep
+
+        if isinstance(e, (errors.PublicError, ScopesTooDeep)):  # ScopesTooDeep: the server's 413
             print(f"tb-graph: error: {e}", file=sys.stderr)
             return 2
         if getattr(args, "any_error_exit", None) is not None:  # diff: 1 means "differ", never a crash

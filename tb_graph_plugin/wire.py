@@ -369,6 +369,8 @@ class GraphDiff:
 @dataclasses.dataclass
 class ErrorAnswer:
     error: str
+    # a 5xx's id, also in the server's log (with the traceback of an unexpected exception)
+    request_id: Optional[str] = dataclasses.field(default=None, metadata=OMIT_NONE)
     version: int = WIRE_VERSION
 
 

@@ -17,7 +17,7 @@ from tensorboard.compat.proto import graph_pb2
 from tb_graph_plugin.ingest import parse
 from tb_graph_plugin.ingest.parse import GraphTooLarge
 
-__all__ = ["GraphTooLargeError", "check_ops"]
+__all__ = ["GraphTooLargeError", "GraphTooDeepError", "check_ops"]
 
 
 class GraphTooLargeError(errors.PublicError):
@@ -32,6 +32,17 @@ class GraphTooLargeError(errors.PublicError):
             f"to open it, restart TensorBoard with --graph_explorer_max_ops={_raised(found.ops)} "
             "(the stock-compatible /graph route still serves its GraphDef)"
         )
+
+
+class GraphTooDeepError(errors.PublicError):
+    """A graph whose op names nest deeper than the hierarchy's limit (HTTP 413, like the op
+    limit: a graph this server does not build); ``message`` says which op and how deep."""
+
+    error_code = "graph_too_deep"
+    http_code = 413
+
+    def __init__(self, what: str, message: str):
+        super().__init__(f"{what} cannot be shown: {message}")
 
 
 def _raised(ops: int) -> int:

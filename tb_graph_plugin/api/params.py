@@ -9,6 +9,7 @@ from tensorboard import errors
 
 from tb_graph_plugin import metadata
 from tb_graph_plugin import wire
+from tb_graph_plugin.ingest import nesting
 
 __all__ = ["required", "optional_int", "optional_float", "graph_ref", "string_list"]
 
@@ -62,10 +63,17 @@ def graph_ref(args, prefix: str = "") -> wire.GraphRef:
 
 
 def string_list(args, name: str) -> list[str]:
-    """A JSON array of strings, e.g. ``expanded=["a","a/b"]``; absent means empty."""
+    """A JSON array of strings, e.g. ``expanded=["a","a/b"]``; absent means empty. Its nesting is
+    measured before it is decoded: the decoder recurses per level (``nesting``)."""
     value = args.get(name)
     if not value:
         return []
+    depth = nesting.json_depth(value)
+    if depth > nesting.MAX_JSON_DEPTH:
+        raise errors.InvalidArgumentError(
+            f"query parameter `{name}` must be a JSON array of strings, got JSON nested {depth:,} levels "
+            f"deep (more than the limit of {nesting.MAX_JSON_DEPTH})"
+        )
     try:
         parsed = json.loads(value)
     except ValueError:

@@ -2,14 +2,15 @@
 
 Every route is documented in ``tb_graph_plugin/http_api.md``. Stock-compatible routes answer
 errors as TensorBoard does (text/plain, via ``tensorboard.errors``); our JSON routes answer
-``{"error": "<message>"}`` with the same status code.
+``{"error": "<message>"}`` with the same status code (``failures.json_errors``). Any other
+exception answers a JSON 500 naming a request id, on every route (``failures.guarded``).
 """
 
 from __future__ import annotations
 
-import time
-
 import functools
+import json
+import time
 from typing import Callable, Optional
 
 from tensorboard import errors, plugin_util
@@ -17,34 +18,19 @@ from tensorboard.backend import http_util
 from werkzeug import wrappers
 
 from tb_graph_plugin import metadata, wire
-from tb_graph_plugin.api import compat, params, static_files, uploads
+from tb_graph_plugin.api import compat, openapi, params, static_files, uploads
+from tb_graph_plugin.api.failures import JSON_MIME, guarded, json_errors
 from tb_graph_plugin.api.workers import JobHandle, WorkerPool
 from tb_graph_plugin.ingest import listing
 from tb_graph_plugin.ingest.store import GraphStore
 
 __all__ = ["Routes", "scene_args"]
 
-JSON_MIME = "application/json"
-
 # How long a request waits for its job before answering 202 with the job's state.
 DEFAULT_WAIT_S = 0.5
 MAX_WAIT_S = 10.0
 
 _INFER_SCOPES = {"auto": None, "on": True, "off": False}
-
-
-def _json_errors(route):
-    """Answer a ``PublicError`` raised by ``route`` as JSON ``ErrorAnswer`` with its status."""
-
-    @functools.wraps(route)
-    def wrapper(self, request):
-        try:
-            return route(self, request)
-        except errors.PublicError as e:
-            body = wire.to_json(wire.ErrorAnswer(error=str(e)))
-            return http_util.Respond(request, body, JSON_MIME, code=e.http_code)
-
-    return wrapper
 
 
 class Routes:
@@ -55,6 +41,10 @@ class Routes:
         self.on_tab_opened: Optional[Callable[[str], None]] = None  # called with the experiment id
 
     def table(self):
+        """Route -> WSGI app, each ``guarded``: no exception reaches werkzeug's HTML 500 page."""
+        return {route: guarded(app) for route, app in self._apps().items()}
+
+    def _apps(self):
         return {
             # The stock Graphs plugin's API.
             "/info": self.info_route,
@@ -69,6 +59,7 @@ class Routes:
             "/node": self.node_route,
             "/search": self.search_route,
             "/diff": self.diff_route,
+            "/openapi.json": self.openapi_route,
             # The frontend.
             "/index.js": self.index_js_route,
             "/static/*": self.static_route,
@@ -109,14 +100,14 @@ class Routes:
     # -- ours -----------------------------------------------------------------------------
 
     @wrappers.Request.application
-    @_json_errors
+    @json_errors
     def graphs_route(self, request):
         ctx, eid = _context(request)
         body = listing.listing(self._provider, ctx, eid)
         return http_util.Respond(request, wire.to_json(body), JSON_MIME)
 
     @wrappers.Request.application
-    @_json_errors
+    @json_errors
     def upload_route(self, request):
         if request.method != "POST":
             body = wire.to_json(wire.ErrorAnswer(error="upload takes POST with the file as body"))
@@ -127,7 +118,7 @@ class Routes:
         return http_util.Respond(request, body, mime)
 
     @wrappers.Request.application
-    @_json_errors
+    @json_errors
     def scene_route(self, request):
         ref = params.graph_ref(request.args)
         expanded = params.string_list(request.args, "expanded")
@@ -136,7 +127,7 @@ class Routes:
         return self._run(request, ref, "scene", scene_args(ref, expanded, extract, floating, first_view))
 
     @wrappers.Request.application
-    @_json_errors
+    @json_errors
     def scene_delta_route(self, request):
         ref = params.graph_ref(request.args)
         old = params.string_list(request.args, "from")
@@ -146,7 +137,7 @@ class Routes:
         return self._run(request, ref, "scene_delta", args)
 
     @wrappers.Request.application
-    @_json_errors
+    @json_errors
     def job_route(self, request):
         wait_s = params.optional_float(request.args, "wait")
         handle = self._pool.job(params.required(request.args, "id"))
@@ -155,13 +146,13 @@ class Routes:
         return http_util.Respond(request, wire.to_json(handle.wire()), JSON_MIME)
 
     @wrappers.Request.application
-    @_json_errors
+    @json_errors
     def node_route(self, request):
         ref = params.graph_ref(request.args)
         return self._run(request, ref, "node", {"name": params.required(request.args, "name")})
 
     @wrappers.Request.application
-    @_json_errors
+    @json_errors
     def search_route(self, request):
         ref = params.graph_ref(request.args)
         args = {"q": request.args.get("q", ""), "op": request.args.get("op") or None,
@@ -171,7 +162,7 @@ class Routes:
         return self._run(request, ref, "search", args)
 
     @wrappers.Request.application
-    @_json_errors
+    @json_errors
     def diff_route(self, request):
         ref = params.graph_ref(request.args)
         base = params.graph_ref(request.args, prefix="base_")
@@ -242,6 +233,11 @@ class Routes:
         return http_util.Respond(request, wire.to_json(handle.wire()), JSON_MIME, code=202)
 
     @wrappers.Request.application
+    def openapi_route(self, request):
+        """The OpenAPI 3.1 description of these routes (``api/openapi.py``)."""
+        return http_util.Respond(request, _openapi_json(), JSON_MIME)
+
+    @wrappers.Request.application
     def index_js_route(self, request):
         """The frontend's module. TensorBoard asks for it when the user opens the tab: the
         default graph's build starts now (``warmup.Warmup.tab_opened``), not when the page,
@@ -258,6 +254,11 @@ class Routes:
         relative = path[path.index(prefix) + len(prefix):] if prefix in path else ""
         body, mime = static_files.read_static(relative)
         return http_util.Respond(request, body, mime)
+
+
+@functools.cache
+def _openapi_json() -> str:
+    return json.dumps(openapi.spec(), indent=1)
 
 
 def scene_args(ref: wire.GraphRef, expanded: list[str], extract: bool = True, floating: bool = True,

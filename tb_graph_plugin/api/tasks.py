@@ -101,11 +101,15 @@ def _slim_graph(state: GraphState) -> None:
 def _hierarchy(state: GraphState) -> None:
     """The Hierarchy, with step stats joined for a profile."""
     from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy, join_step_stats
+    from tb_graph_plugin.hierarchy.scopes import ScopesTooDeep
 
     options = dict(state.payload.get("hierarchy_options", {}))
     if "ungrouped_series" in options:  # a list on the wire, a frozenset in the options
         options["ungrouped_series"] = frozenset(options["ungrouped_series"])
-    state.hierarchy = build_hierarchy(state.slim, HierarchyOptions(**options))
+    try:
+        state.hierarchy = build_hierarchy(state.slim, HierarchyOptions(**options))
+    except ScopesTooDeep as e:
+        raise limits.GraphTooDeepError(state.what, str(e)) from None
     if state.payload.get("run_metadata"):
         rm = run_metadata.parse_run_metadata(state.payload["run_metadata"], f"step stats of {state.what}")
         state.unmatched_stats = join_step_stats(state.hierarchy, rm)

@@ -10,7 +10,12 @@ read the same once cut to its box.
 Pre-condition: a SlimGraph whose names are normalized (no op name is also a scope).
 Post-condition: group 0 is the root ``__root__``; every MAIN op is in exactly one group's
 ``children`` and ``h.op_parent`` names that group; embedding ops are in no ``children``
-list; children keep GraphDef order; ``h.group_index`` maps every group name to its id.
+list; children keep GraphDef order; ``h.group_index`` maps every group name to its id; no
+group is more than ``MAX_SCOPE_DEPTH`` scopes deep, else ``ScopesTooDeep`` is raised.
+
+The depth limit: the later phases and the layout walk the tree by recursion, one or two Python
+frames per level (Python's default limit is 1000 frames); a name of 1,000 scopes, which only a
+hostile file writes (real models nest 5-30), ended in ``RecursionError``.
 """
 
 from __future__ import annotations
@@ -21,7 +26,19 @@ from tb_graph_plugin.graph.model import FUNCTION_LIBRARY_PREFIX
 from tb_graph_plugin.wire import EmbeddingRole
 from tb_graph_plugin.hierarchy.model import ROOT_NAME, Hierarchy, MetaNode
 
-__all__ = ["add_group", "build_scopes", "function_label"]
+__all__ = ["add_group", "build_scopes", "function_label", "MAX_SCOPE_DEPTH", "ScopesTooDeep"]
+
+MAX_SCOPE_DEPTH = 200
+
+
+class ScopesTooDeep(ValueError):
+    """An op name nested in more than ``MAX_SCOPE_DEPTH`` scopes. Data only: ``api`` words it."""
+
+    def __init__(self, name: str, depth: int):
+        shown = repr(name) if len(name) <= 80 else f"{name[:80]!r}..."
+        super().__init__(f"op {shown} is nested in {depth:,} name scopes, "
+                         f"more than the limit of {MAX_SCOPE_DEPTH}")
+        self.name, self.depth = name, depth
 
 _TF_FUNCTION_PREFIX = "__inference_"  # TensorFlow 2 names a traced function __inference_<name>_<uid>
 # A scope ``create_causal_mask()`` (``@1`` for its second call) holds the ops a PyTorch module
@@ -85,6 +102,9 @@ def build_scopes(h: Hierarchy) -> None:
             scope = name[:j]
             gid = known(scope)
             if gid is None:
+                depth = scope.count("/") + 1
+                if depth > MAX_SCOPE_DEPTH:  # scope_id recurses once per level
+                    raise ScopesTooDeep(name, depth)
                 gid = scope_id(scope)
         else:
             gid = root_id

@@ -26,12 +26,22 @@ from tensorboard import errors
 from tensorboard.compat.proto import graph_pb2
 from tensorboard.compat.tensorflow_stub import dtypes
 
+from tb_graph_plugin.ingest import nesting
+
 __all__ = ["keras_json_to_graph_def"]
 
 
 def keras_json_to_graph_def(blob: bytes, what: str) -> graph_pb2.GraphDef:
     try:
-        model = json.loads(blob)
+        raw = bytes(blob)  # decoded as ``json.loads`` decodes bytes
+        text = raw.decode(json.detect_encoding(raw), "surrogatepass")
+        depth = nesting.json_depth(text)
+        if depth > nesting.MAX_JSON_DEPTH:  # the decoder (and ``_walk``) recurse per level
+            raise errors.InvalidArgumentError(
+                f"{what} is not a Keras model this server reads: its JSON nests {depth:,} levels deep, "
+                f"more than the limit of {nesting.MAX_JSON_DEPTH}"
+            )
+        model = json.loads(text)
     except (ValueError, UnicodeDecodeError) as e:
         raise errors.InvalidArgumentError(f"{what} is not valid JSON: {e}") from None
     if not isinstance(model, dict) or not isinstance(model.get("config"), dict):

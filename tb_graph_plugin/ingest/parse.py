@@ -18,7 +18,8 @@ Event files are told apart before this (``event_file.looks_like_event_file``): t
 graphs among other records. A new format is one more row of ``GRAPH_FILE_FORMATS``.
 
 Post-condition: a parsed GraphDef, or ``errors.InvalidArgumentError`` whose message says what
-the bytes are not (not a binary GraphDef, not UTF-8, the pbtxt line that failed, no nodes).
+the bytes are not (not a binary GraphDef, not UTF-8, the pbtxt line that failed, messages nested
+deeper than ``nesting.MAX_PBTXT_DEPTH``, no nodes).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from typing import Callable, Optional
 from google.protobuf import message, text_format
 from tensorboard import errors
 from tensorboard.compat.proto import graph_pb2
+
+from tb_graph_plugin.ingest import nesting
 
 __all__ = ["parse_graph_def", "parse_graph_file", "read_graph_file", "GraphTooLarge", "count_ops",
            "check_op_limit", "GRAPH_FILE_FORMATS"]
@@ -109,7 +112,9 @@ def parse_graph_file(blob, what: str, filename: Optional[str] = None) -> graph_p
 def _parse_graph_def_file(blob: bytes, what: str) -> graph_pb2.GraphDef:
     """A GraphDef file of either format: pbtxt (UTF-8 text) or binary ``.pb``.
 
-    Text is tried first when the bytes decode as UTF-8 and look like text; then binary.
+    Text is tried first when the bytes decode as UTF-8 and look like text; then binary. Text
+    nested deeper than binary protobuf allows is refused before ``text_format`` recurses into it
+    (``nesting.pbtxt_depth``).
     """
     text_error = None
     try:
@@ -118,6 +123,12 @@ def _parse_graph_def_file(blob: bytes, what: str) -> graph_pb2.GraphDef:
         text = None
         text_error = f"not UTF-8 text ({e.reason} at byte {e.start})"
     if text is not None and _looks_like_text(text):
+        depth = nesting.pbtxt_depth(text)
+        if depth > nesting.MAX_PBTXT_DEPTH:
+            raise errors.InvalidArgumentError(
+                f"{what} is not a GraphDef pbtxt this server reads: its messages nest {depth:,} levels "
+                f"deep, more than the limit of {nesting.MAX_PBTXT_DEPTH} (protobuf's own for binary GraphDefs)"
+            )
         graph = graph_pb2.GraphDef()
         try:
             text_format.Parse(text, graph)

@@ -165,6 +165,7 @@ export interface UploadAnswer {
 
 export interface ErrorAnswer {
   error: string;
+  request_id?: string; // a 5xx's id, also in the server's log
   version: number;
 }
 
