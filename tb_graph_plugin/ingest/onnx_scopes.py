@@ -11,10 +11,10 @@ Three sources, tried in order ([ONNX-PROTO], [TORCH-ONNX] in ``docs/references.m
   component of the module path; the root is just ``Class``): ``TinyResNet/Sequential[layer1]/
   BasicBlock[0]/ReLU[relu]``. The exporter drops torch.export's per-call keys, so calls are
   told apart by order: nodes come in execution order, and a module call ends where a node
-  leaves its scope; its next call is ``ReLU[relu@1]`` (``@k``: that module's calls counted over
-  the whole run, as torch.export numbers its keys, so the relus of a block's second call are
-  ``BasicBlock[mix@1]/ReLU[relu@2]``, ``ReLU[relu@3]``). Two calls with no node between them read
-  as one.
+  leaves its scope; its next call is ``ReLU[relu@1]`` (``@k``: that module's calls counted inside
+  the same parent call, as ``tb_graph_plugin.torch.add_graph`` names them, so the relus of a
+  block's second call are ``BasicBlock[mix@1]/ReLU[relu]``, ``ReLU[relu@1]``). Two calls with no
+  node between them read as one.
 - **TorchScript-based exporter** (``dynamo=False``): node names are ``/layer1/layer1.0/conv1/Conv``,
   one component per module call (the module's name after the last non-numeric dot:
   ``layer1.0``, ``self``), a repeated call's whole scope name suffixed by the exporter
@@ -164,7 +164,7 @@ def _module_calls(kind: str, stacks: list, sources: list[Optional[str]]) -> Plac
     scopes: list[Optional[str]] = []
     classes: list[Optional[str]] = []
     modules: dict[str, tuple[str, Optional[str]]] = {}
-    calls: dict[str, int] = {}  # module path -> calls seen
+    calls: dict = {}  # (parent call's scope, module path) -> calls seen
     open_calls: list[tuple[str, str]] = []  # (module path, scope component) of the calls open now
     root = ""
     for stack in stacks:
@@ -177,7 +177,8 @@ def _module_calls(kind: str, stacks: list, sources: list[Optional[str]]) -> Plac
             same += 1
         del open_calls[same:]
         for path, qualified in stack[same:]:
-            open_calls.append((path, _call_component(path, qualified, calls, not open_calls)))
+            parent = "/".join(c for _, c in open_calls)
+            open_calls.append((path, _call_component(path, qualified, calls, parent, not open_calls)))
             modules.setdefault(_CALL.sub(r"\1", path), ("/".join(c for _, c in open_calls), qualified))
         if not root and stack and stack[0][0] == "" and stack[0][1]:
             root = open_calls[0][1]
@@ -186,13 +187,14 @@ def _module_calls(kind: str, stacks: list, sources: list[Optional[str]]) -> Plac
     return Placement(kind, scopes, classes, sources, modules, root)
 
 
-def _call_component(path: str, qualified: Optional[str], calls: dict[str, int], is_root: bool) -> str:
-    """``Class[attr]``, ``Class[attr@k]`` for the k-th call, ``Class`` for the root module;
-    ``attr``, ``attr@k`` when the class is not known."""
+def _call_component(path: str, qualified: Optional[str], calls: dict, parent: str, is_root: bool) -> str:
+    """``Class[attr]``, ``Class[attr@k]`` for the module's k-th call inside the same parent call
+    (as ``ingest/torch_scopes.py`` numbers them), ``Class`` for the root module; ``attr``,
+    ``attr@k`` when the class is not known."""
     explicit = _CALL.match(path)
     base = explicit.group(1) if explicit else path
-    k = int(explicit.group(2)) if explicit else calls.get(base, 0)
-    calls[base] = max(calls.get(base, 0), k) + 1
+    k = calls.get((parent, base), 0)
+    calls[(parent, base)] = k + 1
     cls = short_class(qualified) if qualified else None
     if is_root and not base:
         return cls or "?"
