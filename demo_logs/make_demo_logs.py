@@ -26,6 +26,7 @@ DEMO_KINDS = (
     "torch_transformer",
     "keras_callback",
     "tf2_multi_function_trace",
+    "hf_llama_export",
 )
 
 

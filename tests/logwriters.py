@@ -22,6 +22,7 @@ import argparse
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -64,6 +65,7 @@ EXPECTED: dict[str, dict[str, dict[str, set[str]]]] = {
     "keras_mobilenetv3small_trace": {"keras_mobilenetv3small_trace": {OP_GRAPH: {"forward"}}},
     "hf_gpt2": {"hf_gpt2": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
     "hf_t5_wrapped": {"hf_t5_wrapped": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
+    "hf_llama_export": {"hf_llama_export": {RUN_GRAPH: {"__run_graph__"}}},
     "keras_diff_pair": {"base": {OP_GRAPH: {"forward"}}, "changed": {OP_GRAPH: {"forward"}}},
 }
 
@@ -691,6 +693,28 @@ def write_hf_t5_wrapped(outdir: Path, layers: int | None = None) -> Path:
     return run
 
 
+def write_hf_llama_export(outdir: Path, layers: int | None = None) -> Path:
+    """Hugging Face ``transformers`` LLaMA (4 layers, width 32) from a config, random init, called
+    as a user calls it, written by ``tb_graph_plugin.torch.add_graph`` (torch.export; torch's own
+    ``add_graph`` fails on it)."""
+    _tensorboard_without_tf()
+    import torch
+    import transformers
+
+    from tb_graph_plugin.torch import add_graph
+
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(vocab_size=100, hidden_size=32, intermediate_size=64,
+                                      num_hidden_layers=layers or 4, num_attention_heads=4, num_key_value_heads=2,
+                                      max_position_embeddings=64, bos_token_id=0, eos_token_id=0)
+    model = transformers.LlamaForCausalLM(config).eval()
+    run = fresh_run_dir(Path(outdir) / "hf_llama_export")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the use_cache=False note
+        add_graph(str(run), model, (torch.randint(0, 100, (1, 8)),))
+    return run
+
+
 # --------------------------------------------------------------------------- reading back
 
 
@@ -775,6 +799,7 @@ WRITERS: dict[str, Callable[..., Path]] = {
     "keras_mobilenetv3small_trace": write_keras_mobilenetv3small_trace,
     "hf_gpt2": write_hf_gpt2,
     "hf_t5_wrapped": write_hf_t5_wrapped,
+    "hf_llama_export": write_hf_llama_export,
     "keras_diff_pair": write_keras_diff_pair,
 }
 
