@@ -10,7 +10,8 @@ steps, in order:
    A path that skips levels (``model`` -> ``model.layers.0``) gets the skipped containers as
    plain scopes (``layers``).
 2. ``glue``: ops whose innermost ``forward`` frame is one source line calling a function
-   (``causal_mask = create_causal_mask(``, ``self.get_extended_attention_mask(``; torch keeps
+   (``causal_mask = create_causal_mask(``, ``"full_attention": create_causal_mask(``,
+   ``self.get_extended_attention_mask(``; torch keeps
    only ``forward`` frames, so the callee is read from the line) share a scope ``callee()``
    when two or more ops of one module call do, the group would not be all the call holds, and it
    closes no cycle (checked on the ops between its first and last, in execution order).
@@ -35,6 +36,7 @@ __all__ = ["Frame", "Names", "last_frame", "callee", "name_ops"]
 _FRAME = re.compile(r'File "([^"\n]*)", line (\d+), in ([^\n]*)(?:\n([^\n]*))?')
 _NOT_GLUE = frozenset(dir(builtins)) | {"super"}
 _ASSIGN = re.compile(r"^[^=()\"']*?(?<![=!<>])=(?!=)")
+_DICT_KEY = re.compile(r"""^\s*(["'])[^"']*\1\s*:""")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,13 +82,15 @@ def callee(code: str) -> Optional[str]:
 
     >>> callee("causal_mask = create_causal_mask("), callee("return self._mask(x)")
     ('create_causal_mask', 'self._mask')
+    >>> callee('"full_attention": create_causal_mask(**kw),')  # a dict entry (Qwen2)
+    'create_causal_mask'
     >>> callee("x = torch.arange(3)"), callee("y = x.view(2, 3)"), callee("n = len(x)")
     (None, None, None)
     """
     text = code.strip()
     if text.startswith("return "):
         text = text[len("return "):]
-    m = _ASSIGN.match(text)
+    m = _ASSIGN.match(text) or _DICT_KEY.match(text)
     if m:
         text = text[m.end():]
     m = re.match(r"\s*(?:await\s+)?((?:self\.)?[A-Za-z_]\w*)\s*\(", text)

@@ -4,7 +4,7 @@
     python -m tests.pytorch.export_logs OUTDIR
 
 Models (random init, configs in code): a hand-written ResNet-like CNN whose ``BasicBlock``
-calls its ``relu`` twice (through a ``SummaryWriter``), and Hugging Face GPT-2, LLaMA, T5,
+calls its ``relu`` twice (through a ``SummaryWriter``), and Hugging Face GPT-2, LLaMA, Qwen2, T5,
 Whisper, Mixtral, BERT and ViT, each as a user calls it (no wrapper, no ``use_cache`` set).
 Beside each run, ``expected.json``: the module path and class of every block (from
 ``named_modules``, the authoring framework, not our rules), and how it was captured.
@@ -17,7 +17,7 @@ import sys
 import warnings
 from pathlib import Path
 
-BLOCK_CLASSES = {"BasicBlock", "GPT2Block", "LlamaDecoderLayer", "T5Block", "WhisperEncoderLayer",
+BLOCK_CLASSES = {"BasicBlock", "GPT2Block", "LlamaDecoderLayer", "Qwen2DecoderLayer", "T5Block", "WhisperEncoderLayer",
                  "WhisperDecoderLayer", "MixtralDecoderLayer", "BertLayer", "ViTLayer"}
 
 
@@ -67,6 +67,10 @@ def hf(name):
         return T.LlamaForCausalLM(T.LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=4,
                                                 num_attention_heads=4, num_key_value_heads=2, vocab_size=100,
                                                 max_position_embeddings=64, bos_token_id=0, eos_token_id=0)), (ids,), {}
+    if name == "qwen2":  # its mask is built in a dict entry: "full_attention": create_causal_mask(...)
+        return T.Qwen2ForCausalLM(T.Qwen2Config(hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+                                                num_attention_heads=4, num_key_value_heads=2, vocab_size=100,
+                                                max_position_embeddings=64, bos_token_id=0, eos_token_id=0)), (ids,), {}
     if name == "t5":
         return T.T5ForConditionalGeneration(T.T5Config(d_model=32, d_ff=64, num_layers=2, num_heads=2, d_kv=16,
                                                        vocab_size=100)), (), {"input_ids": ids, "decoder_input_ids": ids[:, :6]}
@@ -90,7 +94,7 @@ def hf(name):
     raise KeyError(name)
 
 
-MODELS = ("cnn", "gpt2", "llama", "t5", "whisper", "mixtral", "bert", "vit")
+MODELS = ("cnn", "gpt2", "llama", "qwen2", "t5", "whisper", "mixtral", "bert", "vit")
 
 
 def write(outdir: Path) -> None:

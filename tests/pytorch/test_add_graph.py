@@ -26,8 +26,11 @@ from tests.pytorch.export_logs import MODELS
 from tests.tb_app import OURS, STOCK, TbApp
 
 REPO = Path(__file__).resolve().parents[2]
-DECODERS = {"gpt2": "h", "llama": "layers", "mixtral": "layers"}
-MASK_GLUE = {"gpt2": "create_causal_mask()", "llama": "create_causal_mask()", "t5": "create_causal_mask()",
+DECODERS = {"gpt2": "h", "llama": "layers", "mixtral": "layers", "qwen2": "layers"}
+# qwen2: regression, its mask line is a dict entry ("full_attention": create_causal_mask(...)),
+# and its 36 mask ops were loose beside the layers
+MASK_GLUE = {"gpt2": "create_causal_mask()", "llama": "create_causal_mask()", "qwen2": "create_causal_mask()",
+             "t5": "create_causal_mask()",
              "whisper": "create_causal_mask()", "bert": "_create_attention_masks()"}
 _BUILT: dict = {}
 
