@@ -71,7 +71,7 @@ class TorchOp:
     scalars: dict  # argument name -> scalar value (ints, floats, strings, lists)
     outputs: list  # output names in order (None where an output is absent)
     module_stack: list  # [(key, path, class qualname)], outermost first
-    stack_trace: str
+    frame: Optional[torch_scopes.Frame]  # the innermost recorded ``forward`` frame
 
 
 def exported_program_to_graph_def(program: Any, what: str) -> graph_pb2.GraphDef:
@@ -148,7 +148,7 @@ def _read_op(node: dict) -> Optional[TorchOp]:
     return TorchOp(name=str(node.get("name") or (outputs[0] if outputs and outputs[0] else target)),
                    namespace=namespace, op=op, target=short, refs=refs, scalars=scalars,
                    outputs=outputs, module_stack=parse_module_stack(meta.get("nn_module_stack") or ""),
-                   stack_trace=str(meta.get("stack_trace") or ""))
+                   frame=torch_scopes.last_frame(str(meta.get("stack_trace") or "")))
 
 
 def parse_module_stack(text: str) -> list[tuple[str, str, str]]:
@@ -318,7 +318,7 @@ def _op_attrs(node, op: TorchOp, tensors: dict) -> None:
         _, path, cls = op.module_stack[-1]
         node.attr["_module_class"].s = cls.encode()
         node.attr["_module_path"].s = path.encode()
-    frame = torch_scopes.last_frame(op.stack_trace)
+    frame = op.frame
     if frame:
         node.attr["_source"].s = f"{frame.short_file}:{frame.line} in {frame.function}".encode()
         if frame.code:

@@ -23,7 +23,7 @@ from tensorboard.compat.proto import graph_pb2
 
 from tb_graph_plugin.ingest import exported_program
 
-__all__ = ["looks_like_pt2", "read_pt2", "pt2_to_graph_def", "MAX_PROGRAM_BYTES"]
+__all__ = ["looks_like_pt2", "read_pt2", "read_program", "pt2_to_graph_def", "MAX_PROGRAM_BYTES"]
 
 MAX_PROGRAM_BYTES = 1 << 30  # the program JSON, uncompressed (a zip bomb stops here)
 
@@ -39,7 +39,8 @@ def read_pt2(blob, what: str, max_ops: Optional[int] = None) -> tuple[graph_pb2.
     return pt2_to_graph_def(bytes(blob), what), "torch.export program (.pt2)"
 
 
-def pt2_to_graph_def(blob: bytes, what: str) -> graph_pb2.GraphDef:
+def read_program(blob: bytes, what: str) -> dict:
+    """The decoded program JSON of a ``.pt2`` archive (``models/model.json`` first)."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(blob))
         infos = archive.infolist()
@@ -57,10 +58,13 @@ def pt2_to_graph_def(blob: bytes, what: str) -> graph_pb2.GraphDef:
     try:
         with archive.open(info) as f:
             data = f.read(MAX_PROGRAM_BYTES + 1)
-        program = json.loads(data)
+        return json.loads(data)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError, RecursionError, NotImplementedError) as e:
         raise errors.InvalidArgumentError(f"{what}: {info.filename} cannot be read: {str(e)[:200]}") from None
-    graph = exported_program.exported_program_to_graph_def(program, what)
+
+
+def pt2_to_graph_def(blob: bytes, what: str) -> graph_pb2.GraphDef:
+    graph = exported_program.exported_program_to_graph_def(read_program(blob, what), what)
     if not graph.node:
         raise errors.InvalidArgumentError(f"{what}: the torch.export program holds no nodes")
     return graph

@@ -149,7 +149,7 @@ def _glue(ops, scopes: list[str], paths: list[str], called: set[str]) -> dict[in
     own: dict[str, int] = {}
     for i, op in enumerate(ops):
         own[scopes[i]] = own.get(scopes[i], 0) + 1
-        frame = last_frame(op.stack_trace)
+        frame = op.frame
         name = callee(frame.code) if frame else None
         if not name:
             continue

@@ -21,7 +21,6 @@ Example::
 
 from __future__ import annotations
 
-import time
 from typing import Any, Optional
 
 from tb_graph_plugin.torch.capture import CaptureError, Capture, capture_model, program_json
@@ -33,14 +32,12 @@ __all__ = ["add_graph", "CaptureError"]
 def add_graph(log: Any, model, args=(), kwargs: Optional[dict] = None, *, step: int = 0):
     """Capture ``model(*args, **kwargs)`` and write its graph to ``log``; return the GraphDef.
 
-    ``log`` is a logdir path or a ``torch.utils.tensorboard.SummaryWriter``. The GraphDef's
-    ``_capture`` node-free summary (how it was captured, what was retried) is in the returned
-    ``Capture``'s ``notes``, also issued as warnings. Raises ``CaptureError`` when every way
-    of capturing failed.
+    ``log`` is a logdir path or a ``torch.utils.tensorboard.SummaryWriter``. What was retried
+    (``use_cache`` off, a JIT trace) is issued as a warning. Raises ``CaptureError`` when every
+    way of capturing failed.
     """
     if not isinstance(args, tuple):
         args = (args,)
-    started = time.perf_counter()
     result: Capture = capture_model(model, args, kwargs or {})
     graph_def = result.graph_def
     if graph_def is None:
@@ -48,5 +45,4 @@ def add_graph(log: Any, model, args=(), kwargs: Optional[dict] = None, *, step: 
 
         graph_def = exported_program_to_graph_def(program_json(result), "the exported program")
     write_graph(log, graph_def, step)
-    result.seconds = time.perf_counter() - started
     return graph_def

@@ -44,7 +44,6 @@ class Capture:
     wrapped: bool = False  # captured through _FlatOutputs
     fields: Optional[list] = None  # output field names of the flat wrapper
     notes: list = dataclasses.field(default_factory=list)
-    seconds: float = 0.0
 
 
 class _FlatOutputs(torch.nn.Module):
@@ -219,13 +218,11 @@ def program_json(result: Capture) -> dict:
             program.graph_module)
         data = {"graph_module": json.loads(_to_json_bytes(graph_module))}
     except (ImportError, TypeError, AttributeError):  # another torch: its public archive writer
-        import zipfile
+        from tb_graph_plugin.ingest import pt2
 
         buffer = io.BytesIO()
         torch.export.save(program, buffer)
-        archive = zipfile.ZipFile(io.BytesIO(buffer.getvalue()))
-        name = next(n for n in archive.namelist() if n.endswith("models/model.json"))
-        data = json.loads(archive.read(name))
+        data = pt2.read_program(buffer.getvalue(), "the exported program")
     if result.wrapped:
         _remove_wrapper(data, result.fields or [])
     return data
