@@ -28,3 +28,7 @@ CONTENT_VERSION_1 = b"1"
 
 # The pseudo-run under which uploaded graphs are listed.
 UPLOAD_RUN = "__upload__"
+
+# Per-node data (``tb_graph_plugin.summary.node_data``): a tensor summary of this sub-plugin,
+# one string tensor per step holding the JSON of ``ingest.node_data`` (names and values).
+NODE_DATA = "graph_explorer_node_data"

@@ -25,7 +25,8 @@ __all__ = [
     "JobState", "Inferred", "OMIT_NONE", "GraphRef", "StepListing", "TagListing", "RunListing",
     "Listing", "SceneNode", "SceneEdge", "Scene", "SceneDelta", "Job", "NodeAttr", "NodeIo",
     "NodeDetails", "SearchHit", "SearchAnswer", "UploadAnswer", "ErrorAnswer", "DiffStatus",
-    "DiffEntry", "GraphDiff", "to_json", "to_plain"
+    "DiffEntry", "GraphDiff", "NodeDataAgg", "NodeDataTag", "NodeDataListing", "NodeDataColorStop",
+    "NodeDataEntry", "NodeDataPoint", "NodeDataAnswer", "to_json", "to_plain"
 ]
 
 WIRE_VERSION = 1
@@ -363,6 +364,74 @@ class GraphDiff:
     counts: dict[str, dict[str, int]]
     matched: dict[str, int] = dataclasses.field(default_factory=dict)
     stats: dict[str, Any] = dataclasses.field(default_factory=dict)
+    version: int = WIRE_VERSION
+
+
+NodeDataAgg = Literal["max", "mean", "sum"]
+
+
+@dataclasses.dataclass
+class NodeDataTag:
+    """A node-data tag (``/node_data_tags``): a summary's tag in a run, or an upload."""
+
+    run: str
+    tag: str
+    max_step: int
+    source: str = "summary"  # "summary", or "upload <filename>" (run ``__upload__``)
+
+
+@dataclasses.dataclass
+class NodeDataListing:
+    tags: list[NodeDataTag]
+    version: int = WIRE_VERSION
+
+
+@dataclasses.dataclass
+class NodeDataColorStop:
+    """Model Explorer's colour settings: a threshold (``at`` = upper bound of the values drawn in
+    ``color``) or a gradient stop (``at`` in 0..1)."""
+
+    at: float
+    color: str
+
+
+@dataclasses.dataclass
+class NodeDataEntry:
+    """A node and its value: ``value`` None with ``nonfinite`` "nan", "inf" or "-inf"."""
+
+    name: str
+    value: Optional[float]
+    nonfinite: Optional[str] = dataclasses.field(default=None, metadata=OMIT_NONE)
+
+
+@dataclasses.dataclass
+class NodeDataPoint:
+    step: int
+    value: Optional[float]
+    nonfinite: Optional[str] = dataclasses.field(default=None, metadata=OMIT_NONE)
+
+
+@dataclasses.dataclass
+class NodeDataAnswer:
+    """``/node_data``: one tag's values at one step for the nodes an expansion state shows (each
+    group's own value, else ``agg`` of the values inside it), the top nodes, what matched nothing."""
+
+    graph: GraphRef
+    data_run: str
+    data_tag: str
+    step: int
+    steps: list[int]  # every step of the tag
+    agg: NodeDataAgg
+    values: dict[str, float]  # shown node -> finite value
+    nonfinite: dict[str, str]  # shown node -> "nan", "inf" or "-inf"
+    range: Optional[list[float]]  # [min, max] of ``values``; None when empty
+    top: list[NodeDataEntry]  # the nodes named in the data, largest first (NaN, then inf first)
+    matched: int  # names in the data that name a node of the graph
+    unmatched: int  # names that name none
+    unmatched_names: list[str]  # the first 200 of them
+    history: list[NodeDataPoint]  # ``node``'s value at every step (empty without ``node``)
+    thresholds: list[NodeDataColorStop]
+    gradient: list[NodeDataColorStop]
     version: int = WIRE_VERSION
 
 

@@ -22,9 +22,11 @@ STOCK = "/data/plugin/graphs"
 class TbApp:
     """``client`` over ``TensorBoardWSGI`` serving both plugins from the Python multiplexer."""
 
-    def __init__(self, logdir, upload_limit_mb=256, max_ops=None, warmup=False, workers=None, cache_mb=512):
+    def __init__(self, logdir, upload_limit_mb=256, max_ops=None, warmup=False, workers=None, cache_mb=512,
+                 samples_per_plugin=None):
+        # ``samples_per_plugin``: as TensorBoard's flag (0 = all), e.g. {"graph_explorer_node_data": 0}
         multiplexer = plugin_event_multiplexer.EventMultiplexer(
-            tensor_size_guidance={"graphs": 0}
+            tensor_size_guidance={"graphs": 0, **(samples_per_plugin or {})}
         )
         multiplexer.AddRunsFromDirectory(str(logdir))
         multiplexer.Reload()

@@ -18,7 +18,7 @@ from tensorboard.backend import http_util
 from werkzeug import wrappers
 
 from tb_graph_plugin import metadata, wire
-from tb_graph_plugin.api import compat, openapi, params, static_files, uploads
+from tb_graph_plugin.api import compat, node_data, openapi, params, static_files, uploads
 from tb_graph_plugin.api.failures import JSON_MIME, guarded, json_errors
 from tb_graph_plugin.api.workers import JobHandle, WorkerPool
 from tb_graph_plugin.ingest import listing
@@ -38,6 +38,7 @@ class Routes:
         self._store = store
         self._provider = data_provider
         self._pool = pool
+        self._node_data = node_data.NodeDataReader(data_provider)
         self.on_tab_opened: Optional[Callable[[str], None]] = None  # called with the experiment id
 
     def table(self):
@@ -59,6 +60,9 @@ class Routes:
             "/node": self.node_route,
             "/search": self.search_route,
             "/diff": self.diff_route,
+            "/node_data_tags": self.node_data_tags_route,
+            "/node_data": self.node_data_route,
+            "/upload_node_data": self.upload_node_data_route,
             "/openapi.json": self.openapi_route,
             # The frontend.
             "/index.js": self.index_js_route,
@@ -169,8 +173,59 @@ class Routes:
         args = {"graph": wire.to_plain(ref), "base": wire.to_plain(base)}
         return self._run(request, ref, "diff", args, base=base)
 
+    @wrappers.Request.application
+    @json_errors
+    def node_data_tags_route(self, request):
+        ctx, eid = _context(request)
+        return http_util.Respond(request, wire.to_json(self._node_data.listing(ctx, eid)), JSON_MIME)
+
+    @wrappers.Request.application
+    @json_errors
+    def node_data_route(self, request):
+        ref = params.graph_ref(request.args)
+        ctx, eid = _context(request)
+        data_run = request.args.get("data_run") or ref.run
+        series = self._node_data.series(ctx, eid, data_run, params.required(request.args, "data_tag"))
+        step = params.optional_int(request.args, "data_step")
+        step = series.steps[-1] if step is None and series.steps else step
+        agg = request.args.get("agg") or "max"
+        if agg not in ("max", "mean", "sum"):
+            raise errors.InvalidArgumentError(f"query parameter `agg` must be max, mean or sum, got {agg!r}")
+        top_k = params.optional_int(request.args, "top_k")
+        top_k = 10 if top_k is None else top_k
+        if not 0 <= top_k <= node_data.TOP_K_MAX:
+            raise errors.InvalidArgumentError(f"query parameter `top_k` must be 0..{node_data.TOP_K_MAX}, got {top_k}")
+        values = series.step(step)  # 404 for a step the tag does not have
+        key_args = {"expanded": sorted(set(params.string_list(request.args, "expanded"))), "agg": agg,
+                    "top_k": top_k, "node": request.args.get("node") or None,
+                    "data": [series.run, series.tag, step, series.digest(step)]}
+        args = dict(key_args, names=values.names, values=values.values)
+        handle, wait_s = self._submit_request(request, ref, "node_data", args, key_args=key_args)
+        if not handle.wait(wait_s):
+            return http_util.Respond(request, wire.to_json(handle.wire()), JSON_MIME, code=202)
+        body = node_data.finish(handle.value(), ref, series, step, agg)
+        return http_util.Respond(request, body, JSON_MIME)
+
+    @wrappers.Request.application
+    @json_errors
+    def upload_node_data_route(self, request):
+        if request.method != "POST":
+            body = wire.to_json(wire.ErrorAnswer(error="upload_node_data takes POST with the file as body"))
+            return http_util.Respond(request, body, JSON_MIME, code=405, headers=[("Allow", "POST")])
+        blob = _upload_body(request, self._store.upload_limit_bytes)
+        if len(blob) > self._store.upload_limit_bytes:
+            raise errors.InvalidArgumentError(f"node data file larger than the upload limit ({self._store.upload_limit_bytes >> 20} MiB)")
+        listing_ = self._node_data.upload(blob, request.args.get("filename") or "upload")
+        return http_util.Respond(request, wire.to_json(listing_), JSON_MIME)
+
     def _run(self, request, ref: wire.GraphRef, task: str, args: dict, base: Optional[wire.GraphRef] = None):
         """Submit (or join) the job for this request; answer its result, or 202 with its state."""
+        handle, wait_s = self._submit_request(request, ref, task, args, base)
+        return self._answer(request, handle, wait_s)
+
+    def _submit_request(self, request, ref: wire.GraphRef, task: str, args: dict,
+                        base: Optional[wire.GraphRef] = None, key_args: Optional[dict] = None):
+        """The job of this request (its common parameters parsed), and how long to wait for it."""
         ctx, eid = _context(request)
         infer = request.args.get("infer_scopes", "auto")
         if infer not in _INFER_SCOPES:
@@ -178,17 +233,19 @@ class Routes:
         ungroup = tuple(sorted(set(params.string_list(request.args, "ungroup"))))
         wait_s = params.optional_float(request.args, "wait")
         wait_s = DEFAULT_WAIT_S if wait_s is None else min(wait_s, MAX_WAIT_S)
-        handle = self.submit(ctx, eid, ref, task, args, infer, ungroup, base)
-        return self._answer(request, handle, wait_s)
+        return self.submit(ctx, eid, ref, task, args, infer, ungroup, base, key_args), wait_s
 
     def submit(self, ctx, eid, ref: wire.GraphRef, task: str, args: dict, infer: str = "auto",
-               ungroup: tuple = (), base: Optional[wire.GraphRef] = None) -> JobHandle:
+               ungroup: tuple = (), base: Optional[wire.GraphRef] = None,
+               key_args: Optional[dict] = None) -> JobHandle:
         """Submit (or join) a job: the one place that turns a request into pool keys.
 
         Used by the routes and by ``warmup``, so that a warm-up job and the frontend's first
         request for the same graph are the same job. ``ungroup``: sorted SeriesNode names not
         to form (``HierarchyOptions.ungrouped_series``), part of the graph key. ``base``: for a
         ``diff`` job, graph A; the job's graph is then the pair (B, A), built together.
+        ``key_args``: what identifies the job when ``args`` carries bulk data (``/node_data``:
+        the data's run, tag, step and digest instead of its values); default ``args``.
         """
         hierarchy_options = {"infer_scopes": _INFER_SCOPES[infer], "ungrouped_series": list(ungroup)}
         graph_key = (eid, ref.run, ref.tag, ref.kind.value, ref.step, infer, ungroup)
@@ -204,7 +261,7 @@ class Routes:
                 return payload
             return dict(payload, base=self._graph_payload(ctx, eid, base, hierarchy_options))
 
-        job_key = (graph_key, task, wire.to_json(args))
+        job_key = (graph_key, task, wire.to_json(args if key_args is None else key_args))
         return self._pool.submit(job_key, task, args, graph_key, load)
 
     def _graph_payload(self, ctx, eid, ref: wire.GraphRef, hierarchy_options) -> dict:

@@ -245,10 +245,20 @@ def diff_task(state: GraphState, args: dict, progress: Progress) -> str:
     return wire.to_json(answer)
 
 
+def node_data_task(state: GraphState, args: dict, progress: Progress) -> str:
+    """One step of node data on this graph: ``api.node_data.on_hierarchy`` (the values of the
+    nodes the expansion state ``expanded`` shows, aggregated to groups by ``agg``)."""
+    from tb_graph_plugin.api import node_data
+
+    progress("node_data", 0.8)
+    return node_data.on_hierarchy(state, args)
+
+
 TASKS: dict[str, Callable[[GraphState, dict, Progress], str]] = {
     "scene": scene_task,
     "scene_delta": scene_delta_task,
     "node": node_task,
     "search": search_task,
     "diff": diff_task,
+    "node_data": node_data_task,
 }

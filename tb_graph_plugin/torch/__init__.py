@@ -9,7 +9,7 @@ package. The pipeline, in order:
 2. ``capture.program_json``: the ExportedProgram serialized to torch's JSON schema (no weights);
 3. ``ingest.exported_program``: JSON -> GraphDef (one scope per module call, glue named by its
    function; the same reader opens ``.pt2`` files on the server, which needs no torch);
-4. ``write.write_graph``: the GraphDef as the run graph at ``step`` (a ``graph_def`` event), where
+4. ``summary.event_writer.write_graph``: the GraphDef as the run graph at ``step`` (a ``graph_def`` event), where
    TensorBoard keeps one, so the stock Graphs tab shows it too.
 
 Example::
@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from tb_graph_plugin.torch.capture import CaptureError, Capture, capture_model, program_json
-from tb_graph_plugin.torch.write import write_graph
+from tb_graph_plugin.summary.event_writer import write_graph
 
 __all__ = ["add_graph", "CaptureError"]
 

@@ -193,3 +193,54 @@ export interface GraphDiff {
   stats: Record<string, unknown>;
   version: number;
 }
+
+export type NodeDataAgg = "max" | "mean" | "sum";
+
+export interface NodeDataTag {
+  run: string;
+  tag: string;
+  max_step: number;
+  source: string; // "summary", or "upload <filename>" (run "__upload__")
+}
+
+export interface NodeDataListing {
+  tags: NodeDataTag[];
+  version: number;
+}
+
+export interface NodeDataColorStop {
+  at: number; // a threshold's upper bound, or a gradient stop in 0..1
+  color: string;
+}
+
+export interface NodeDataEntry {
+  name: string;
+  value: number | null;
+  nonfinite?: string; // "nan" | "inf" | "-inf" when value is null
+}
+
+export interface NodeDataPoint {
+  step: number;
+  value: number | null;
+  nonfinite?: string;
+}
+
+export interface NodeDataAnswer {
+  graph: GraphRef;
+  data_run: string;
+  data_tag: string;
+  step: number;
+  steps: number[];
+  agg: NodeDataAgg;
+  values: Record<string, number>; // shown node -> finite value
+  nonfinite: Record<string, string>; // shown node -> "nan" | "inf" | "-inf"
+  range: number[] | null; // [min, max] of values
+  top: NodeDataEntry[];
+  matched: number;
+  unmatched: number;
+  unmatched_names: string[];
+  history: NodeDataPoint[];
+  thresholds: NodeDataColorStop[];
+  gradient: NodeDataColorStop[];
+  version: number;
+}
