@@ -715,6 +715,65 @@ def write_hf_llama_export(outdir: Path, layers: int | None = None) -> Path:
     return run
 
 
+NAN_STEP = 3  # write_torch_node_data: the step at which NAN_MODULE's output is NaN
+NAN_MODULE = "TinyNet/Sequential[layer2]/Block[0]"
+
+
+def write_torch_node_data(outdir: Path, layers: int | None = None) -> Path:
+    """A small CNN written by ``tb_graph_plugin.torch.add_graph``, trained 6 steps (SGD) with
+    ``NodeDataHooks`` logging per-module statistics each step; at step ``NAN_STEP`` the block
+    ``layer2[0]`` multiplies its output by NaN (that step's update is skipped, as a loss scaler
+    would), so its NaN is found at that step and only there."""
+    _tensorboard_without_tf()
+    import torch
+    from torch import nn
+
+    from tb_graph_plugin.torch import add_graph
+    from tb_graph_plugin.torch.node_data import NodeDataHooks
+
+    class Block(nn.Module):
+        def __init__(self, c: int):
+            super().__init__()
+            self.conv = nn.Conv2d(c, c, 3, padding=1)
+            self.bn = nn.BatchNorm2d(c)
+            self.relu = nn.ReLU()
+            self.poison = False
+
+        def forward(self, x):
+            out = self.relu(self.bn(self.conv(x))) + x
+            return out * float("nan") if self.poison else out
+
+    class TinyNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv2d(3, 8, 3, padding=1)
+            self.layer1 = nn.Sequential(Block(8), Block(8))
+            self.layer2 = nn.Sequential(Block(8), Block(8))
+            self.pool = nn.AdaptiveAvgPool2d(1)
+            self.fc = nn.Linear(8, 4)
+
+        def forward(self, x):
+            return self.fc(torch.flatten(self.pool(self.layer2(self.layer1(self.stem(x)))), 1))
+
+    torch.manual_seed(0)
+    run = fresh_run_dir(Path(outdir) / "torch_node_data")
+    model = TinyNet()
+    x, y = torch.rand(4, 3, 16, 16), torch.randint(0, 4, (4,))
+    add_graph(str(run), model.eval(), (x,))
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    with NodeDataHooks(model) as hooks:
+        for step in range(6):
+            model.layer2[0].poison = step == NAN_STEP
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(x), y)
+            if torch.isfinite(loss):
+                loss.backward()
+                opt.step()
+            hooks.log(str(run), step)
+    return run
+
+
 # --------------------------------------------------------------------------- reading back
 
 
@@ -801,6 +860,7 @@ WRITERS: dict[str, Callable[..., Path]] = {
     "hf_t5_wrapped": write_hf_t5_wrapped,
     "hf_llama_export": write_hf_llama_export,
     "keras_diff_pair": write_keras_diff_pair,
+    "torch_node_data": write_torch_node_data,
 }
 
 

@@ -16,6 +16,7 @@ import { showInfo } from "./app/info";
 import { markOnce } from "./marks";
 import { renderLegend } from "./app/legend";
 import { fitMain, jump, type NavHost } from "./app/navigation";
+import { NodeDataPanel } from "./app/node_data";
 import { pickDefault, refFromPickers, syncPickers } from "./app/pickers";
 import { SceneLoader, sameGraph } from "./app/scene_loader";
 import { SearchBox } from "./app/search";
@@ -101,6 +102,14 @@ export class App {
   };
 
   private readonly search = new SearchBox(this.nav, this.ui.bar, this.ui.searchBox);
+  private readonly nodeData = new NodeDataPanel({
+    ref: () => this.ref,
+    view: () => this.view,
+    expanded: () => this.expanded,
+    jump: (name) => void jump(this.nav, name),
+    changed: () => this.refreshColors(),
+    showError: (message) => this.ui.showError(message),
+  }, this.ui.bar.color);
 
   // ---------------------------------------------------------------- setup
   mount(): void {
@@ -111,6 +120,7 @@ export class App {
     this.wireToolbar();
     ui.bar.root.appendChild(this.compare.control());
     ui.infoBox.after(this.compare.panel); // the info pane first: a long list of changes must not push it down
+    ui.searchBox.after(this.nodeData.panel);
     const svgBtn = el("button", { text: "SVG", "data-action": "download-svg", title: "Download the view as SVG" });
     const pngBtn = el("button", { text: "PNG", "data-action": "download-png", title: "Download the view as PNG" });
     svgBtn.addEventListener("click", () => this.export("svg"));
@@ -180,7 +190,7 @@ export class App {
       void this.loadScene(null);
     });
     b.color.addEventListener("change", () => {
-      this.colorMode = b.color.value as ColorMode;
+      this.colorMode = this.nodeData.choose(b.color.value) ? "node_data" : b.color.value as ColorMode;
       this.refreshColors();
     });
     b.trace.addEventListener("change", () => {
@@ -197,6 +207,7 @@ export class App {
       this.listing = await this.listingAnswer;
       markOnce("listing");
       this.compare.fill(this.listing);
+      void this.nodeData.loadTags();
     } catch (e) {
       this.fail(e);
       return;
@@ -337,6 +348,7 @@ export class App {
     this.body.dataset.selected = this.st.selected ?? "";
     this.refreshColors();
     this.updateTrace();
+    if (model) this.nodeData.sceneChanged(); // the values of what this scene shows
   }
 
   private async uploadFile(): Promise<void> {
@@ -387,6 +399,7 @@ export class App {
   private refreshColors(): void {
     const nodes = this.model?.nodes ?? [];
     this.renderer.colorer = (this.colorMode === "diff" && this.compare.colorer(nodes, this.renderer.dark))
+      || (this.colorMode === "node_data" && this.nodeData.colorer(nodes, this.renderer.dark))
       || new Colorer(this.colorMode, nodes, this.renderer.dark);
     this.body.dataset.colorMode = this.colorMode;
     renderLegend(this.ui.legend, this.renderer.colorer, this.model, this.renderer.palette);
@@ -448,7 +461,9 @@ export class App {
       void this.compare.appendInfo(box, name, still);
       return;
     }
-    void showInfo(box, this.ref, this.view, name, still, this.infoActions()).then(() => this.compare.appendInfo(box, name, still));
+    void showInfo(box, this.ref, this.view, name, still, this.infoActions())
+      .then(() => this.compare.appendInfo(box, name, still))
+      .then(() => this.nodeData.appendInfo(box, name, still));
   }
 
   /** A diff arrived or was dropped: ghosts in or out of the scene, the diff colours on or off. */

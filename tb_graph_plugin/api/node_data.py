@@ -167,7 +167,7 @@ def on_hierarchy(state, args: dict) -> str:
             bad[h.name_of(i)] = kind
         else:
             finite[h.name_of(i)] = v
-    own = [i for i in set(ids) if i >= 0]
+    own = [i for i in dict.fromkeys(ids) if i >= 0]  # in data order: ties (NaNs) keep the order written
     ranked = sorted(own, key=lambda i: _rank(stats.value(i)))[:args["top_k"]]
     top = [_entry(h.name_of(i), stats.value(i)) for i in ranked]
     answer = {

@@ -1,6 +1,7 @@
 // Typed requests to the plugin's routes (all URLs relative to the plugin base).
 // Every failure becomes an ApiError carrying the server's own message.
-import type { GraphDiff, GraphRef, Job, Listing, NodeDetails, Scene, SceneDelta, SearchAnswer, UploadAnswer } from "./types";
+import type { GraphDiff, GraphRef, Job, Listing, NodeDataAgg, NodeDataAnswer, NodeDataListing, NodeDetails, Scene, SceneDelta, SearchAnswer,
+  UploadAnswer } from "./types";
 
 /** The user's switches that change how one graph is built; sent to every per-graph route. */
 export interface ViewOptions {
@@ -190,6 +191,44 @@ export async function fetchDiff(ref: GraphRef, base: GraphRef, onProgress: Progr
 export async function upload(bytes: ArrayBuffer, filename: string): Promise<UploadAnswer> {
   return (
     await getJson<UploadAnswer>(`upload?filename=${encodeURIComponent(filename)}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/octet-stream" },
+      body: bytes,
+    })
+  ).body;
+}
+
+/** GET node_data_tags: every node-data tag of the logdir, and the uploaded ones. */
+export async function fetchNodeDataTags(): Promise<NodeDataListing> {
+  return (await getJson<NodeDataListing>("node_data_tags")).body;
+}
+
+export interface NodeDataQuery {
+  run: string;
+  tag: string;
+  step: number | null; // null: the last
+  agg: NodeDataAgg;
+  node: string | null; // its history over the steps comes with the answer
+}
+
+/** GET node_data: one tag's values at one step for the nodes an expansion state shows. */
+export async function fetchNodeData(ref: GraphRef, view: ViewOptions, expanded: string[], q: NodeDataQuery,
+  isCurrent: () => boolean = () => true): Promise<NodeDataAnswer> {
+  const p = refParams(ref, view);
+  p.set("data_run", q.run);
+  p.set("data_tag", q.tag);
+  if (q.step !== null) p.set("data_step", String(q.step));
+  p.set("agg", q.agg);
+  p.set("expanded", JSON.stringify([...expanded].sort()));
+  if (q.node) p.set("node", q.node);
+  p.set("wait", "2");
+  return getWithJob<NodeDataAnswer>(`node_data?${p}`, () => undefined, isCurrent);
+}
+
+/** POST upload_node_data: Model Explorer's node-data JSON; answers the tags it adds. */
+export async function uploadNodeData(bytes: ArrayBuffer, filename: string): Promise<NodeDataListing> {
+  return (
+    await getJson<NodeDataListing>(`upload_node_data?filename=${encodeURIComponent(filename)}`, {
       method: "POST",
       headers: { "Content-Type": "application/octet-stream" },
       body: bytes,

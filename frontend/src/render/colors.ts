@@ -3,7 +3,7 @@
 // #fff5f0 -> #fb6a4a, TPU compatible #0f9d58 / incompatible #db4437.
 import type { SceneNode } from "../api/types";
 
-export type ColorMode = "none" | "structure" | "device" | "xla_cluster" | "compute_time" | "memory" | "tpu" | "diff";
+export type ColorMode = "none" | "structure" | "device" | "xla_cluster" | "compute_time" | "memory" | "tpu" | "diff" | "node_data";
 
 export const COLOR_MODES: { id: ColorMode; label: string }[] = [
   { id: "none", label: "None" },
@@ -110,7 +110,7 @@ export class Colorer {
   private rank = new Map<string, number>();
   private colors = new Map<string, string>();
   constructor(readonly mode: ColorMode, nodes: SceneNode[], private readonly dark: boolean) {
-    if (mode === "none" || mode === "diff" || mode === "tpu") return; // nothing to gather
+    if (mode === "none" || mode === "diff" || mode === "tpu" || mode === "node_data") return; // nothing to gather
     for (const n of nodes) {
       if (n.compute_time_us) this.maxTime = Math.max(this.maxTime, n.compute_time_us);
       if (n.memory_bytes) this.maxMem = Math.max(this.maxMem, n.memory_bytes);
@@ -149,6 +149,7 @@ export class Colorer {
       case "tpu":
         return n.tpu_compatible === null ? null : n.tpu_compatible ? TPU_OK : TPU_BAD;
       case "diff": // drawn by app/compare.ts's DiffColorer once a graph to compare with is picked
+      case "node_data": // drawn by render/node_data_colors.ts's NodeDataColorer
         return null;
     }
   }
@@ -183,6 +184,8 @@ export class Colorer {
         ];
       case "diff":
         return [{ color: "transparent", label: "pick a graph to compare with" }];
+      case "node_data":
+        return [{ color: "transparent", label: "loading node data…" }];
     }
   }
 }

@@ -62,4 +62,7 @@ export const CSS = `
 .gx-diff-table td,.gx-diff-table th{border-bottom:1px solid var(--border);padding:1px 4px;text-align:left;overflow-wrap:anywhere;vertical-align:top}
 .gx-diff-table td:first-child{color:var(--muted);width:30%}
 .gx-diff-changed td{background:rgba(249,171,0,.22)}
+.gx-nd-step{display:flex;align-items:center;gap:6px}
+.gx-nd-step input{flex:1;min-width:0}
+.gx-nd input[data-nd=thresholds]{flex:1;min-width:0}
 `;
