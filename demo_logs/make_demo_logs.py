@@ -27,6 +27,7 @@ DEMO_KINDS = (
     "keras_callback",
     "tf2_multi_function_trace",
     "hf_llama_export",
+    "torch_node_data",
 )
 
 

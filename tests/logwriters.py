@@ -66,6 +66,7 @@ EXPECTED: dict[str, dict[str, dict[str, set[str]]]] = {
     "hf_gpt2": {"hf_gpt2": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
     "hf_t5_wrapped": {"hf_t5_wrapped": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
     "hf_llama_export": {"hf_llama_export": {RUN_GRAPH: {"__run_graph__"}}},
+    "torch_node_data": {"torch_node_data": {RUN_GRAPH: {"__run_graph__"}}},
     "keras_diff_pair": {"base": {OP_GRAPH: {"forward"}}, "changed": {OP_GRAPH: {"forward"}}},
 }
 

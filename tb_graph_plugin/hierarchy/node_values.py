@@ -3,9 +3,9 @@
 1. ``resolve``: each name in the data is a node of the hierarchy (an op, a group, a SeriesNode)
    when it is one's name; else, when its last part is a module call (``Class[attr]``), the group
    whose **module key** is the same. A module key drops the plain scopes between module calls and
-   the ``@k`` call numbers: ``Llama/LlamaModel[model]/layers/LlamaDecoderLayer[0]`` and torch's
-   own ``add_graph`` (JIT) name ``Llama/LlamaModel[model]/LlamaDecoderLayer[0]`` have the same
-   key, so ``tb_graph_plugin.torch.node_data`` names (written as ``tb_graph_plugin.torch`` names
+   the ``@k`` call numbers and the containers no forward runs (``ModuleList[layers]``):
+   ``Llama/LlamaModel[model]/layers/LlamaDecoderLayer[0]`` and torch's own ``add_graph`` (JIT)
+   name ``Llama/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]`` have the same key, so ``tb_graph_plugin.torch.node_data`` names (written as ``tb_graph_plugin.torch`` names
    module calls) find the groups of either writer's graph. Names that find no node are counted
    and returned, never dropped silently.
 2. ``aggregate``: a node's value is its own when the data names it (several data names on one
@@ -30,12 +30,14 @@ __all__ = ["module_key", "module_keys", "resolve", "NodeStats", "aggregate", "co
 
 AGGS = ("max", "mean", "sum")
 _CALL_NUMBER = re.compile(r"@\d+(?=\])")
+# Containers no forward call runs: torch's JIT names them (``ModuleList[layers]``), hooks never see them.
+_CONTAINERS = ("ModuleList[", "ModuleDict[", "ParameterList[", "ParameterDict[")
 
 
 def module_key(name: str) -> Optional[str]:
     """The key of a module-call name (module docstring), None for other names.
 
-    >>> module_key("Net/layers/Block[0]/Linear[fc@1]"), module_key("Net/Block[0]/Linear[fc]")
+    >>> module_key("Net/layers/Block[0]/Linear[fc@1]"), module_key("Net/ModuleList[layers]/Block[0]/Linear[fc]")
     ('Net/Block[0]/Linear[fc]', 'Net/Block[0]/Linear[fc]')
     >>> module_key("Net/Linear[fc]/weight") is None
     True
@@ -43,7 +45,8 @@ def module_key(name: str) -> Optional[str]:
     parts = name.split("/")
     if len(parts) < 2 or not parts[-1].endswith("]") or "[" not in parts[-1]:
         return None
-    return "/".join([parts[0]] + [_CALL_NUMBER.sub("", p) for p in parts[1:] if p.endswith("]") and "[" in p])
+    return "/".join([parts[0]] + [_CALL_NUMBER.sub("", p) for p in parts[1:]
+                                  if p.endswith("]") and "[" in p and not p.startswith(_CONTAINERS)])
 
 
 def module_keys(h) -> dict[str, int]:

@@ -48,7 +48,7 @@ from tests.tb_app import TbApp
 pytestmark = pytest.mark.slow
 
 DEMO_LOGS = Path(__file__).resolve().parents[2] / "demo_logs"
-RUNS = ("tf1_graph", "tf2_multi_function_trace", "torch_cnn", "keras_callback")
+RUNS = ("tf1_graph", "tf2_multi_function_trace", "torch_cnn", "keras_callback", "torch_node_data")
 MAX_EXAMPLES = 60  # fuzzed cases per operation, beside the examples and coverage phases
 SEED = 23
 JOB_POLLS = 6  # long polls of 10 s: the logs' graphs build in well under a second
@@ -107,7 +107,10 @@ def _real_names(graphs: list[dict], views: dict) -> dict:
 
 
 # The routes on one graph (``/diff``: two) named by ``run``/``tag``/``kind``/``step``.
-GRAPH_ROUTES = ("/scene", "/scene_delta", "/node", "/search", "/diff")
+GRAPH_ROUTES = ("/scene", "/scene_delta", "/node", "/search", "/diff", "/node_data")
+# /node_data: real node data (the demo run torch_node_data's tags) on whichever real graph is drawn
+NODE_DATA = {"data_run": "torch_node_data",
+             "data_tag": ("activation_mean_abs", "activation_max_abs", "nonfinite_count", "module_ms")}
 _REF = ("run", "tag", "kind", "step")
 
 
@@ -134,6 +137,11 @@ def _a_real_graph_often(graphs: list[dict], views: dict):
                 drawn[key] = st.lists(st.sampled_from(groups), max_size=3).map(json.dumps)
         if "name" in out:
             drawn["name"] = st.sampled_from(nodes)
+        if path == "/node_data":
+            drawn["data_run"] = st.just(NODE_DATA["data_run"])
+            drawn["data_tag"] = st.sampled_from(NODE_DATA["data_tag"])
+            if "node" in out:
+                drawn["node"] = st.sampled_from(nodes)
         return st.fixed_dictionaries(drawn).map(lambda values: out | values)
 
     # The stock routes name a graph their own way: no tag is the run graph, `conceptual=true`
