@@ -31,7 +31,7 @@ from tb_graph_plugin import metadata
 __all__ = ["NodeValues", "encode", "decode", "from_model_explorer", "list_tags", "read_steps"]
 
 # Steps read per tag: all the data provider keeps (TensorBoard keeps 10 per tag of a plugin it
-# does not know unless --samples_per_plugin=graph_explorer_node_data=all says otherwise).
+# does not know unless --samples_per_plugin=graph_explorer_node_data=1000 says otherwise).
 MAX_STEPS = 100_000
 
 

@@ -9,7 +9,7 @@ graph by it, aggregates it to groups (max, mean or sum) and steps through it (``
 ``log`` is a logdir path (an event file of this process in it, appended to) or a
 ``torch.utils.tensorboard.SummaryWriter`` (its own event file): see ``event_writer``.
 TensorBoard keeps 10 steps per tag of this plugin unless told
-``--samples_per_plugin=graph_explorer_node_data=all`` (or a number).
+``--samples_per_plugin=graph_explorer_node_data=1000`` (the steps to keep; 0 keeps all under the Python multiplexer).
 
 Example::
 
