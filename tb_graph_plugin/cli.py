@@ -16,6 +16,9 @@ Subcommands (argparse subparsers; each registers itself in ``SUBCOMMANDS``):
   line per node not the same (``+ added``, ``- removed``, ``~ changed (fields)``) or, with
   ``--json``, the ``wire.GraphDiff`` (``{"added": [...], "removed": [...], "changed": [...], ...}``).
 
+* ``tb-graph node-data FILE.json RUNDIR [--tag T] [--step S]`` - Model Explorer's node-data JSON
+  written into a run directory as a node-data summary (``tb_graph_plugin.summary.node_data``).
+
 Run as a program (``main()`` without arguments), the CLI reads logs with TensorBoard's TensorFlow
 stub and never imports TensorFlow (``_without_tensorflow``): importing it costs 4-8 s.
 
@@ -179,7 +182,30 @@ def _add_diff(subparsers) -> None:
     p.set_defaults(func=_diff, any_error_exit=2)
 
 
-SUBCOMMANDS: list[Callable] = [_add_summary, _add_layout, _add_diff]
+def _node_data(args) -> int:
+    from tb_graph_plugin.ingest.node_data import from_model_explorer
+    from tb_graph_plugin.summary import node_data
+
+    with open(args.file, "rb") as f:
+        graphs = from_model_explorer(f.read(), args.file)
+    for graph_id, values in graphs.items():
+        tag = f"{args.tag}/{graph_id}" if graph_id and len(graphs) > 1 else args.tag
+        node_data(args.logdir, tag, dict(zip(values.names, values.values)), args.step,
+                  thresholds=values.thresholds, gradient=values.gradient)
+        print(f"{args.logdir}: node data {tag!r} step {args.step}: {len(values.names)} values")
+    return 0
+
+
+def _add_node_data(subparsers) -> None:
+    p = subparsers.add_parser("node-data", help="write Model Explorer's node-data JSON into a logdir as node data")
+    p.add_argument("file", help="node-data JSON (model_explorer.node_data_builder's format)")
+    p.add_argument("logdir", help="the run directory to write to (e.g. the graph's run)")
+    p.add_argument("--tag", default="node_data", help="tag (several graphs in the file: tag/graph id)")
+    p.add_argument("--step", type=int, default=0)
+    p.set_defaults(func=_node_data)
+
+
+SUBCOMMANDS: list[Callable] = [_add_summary, _add_layout, _add_diff, _add_node_data]
 
 
 def build_parser() -> argparse.ArgumentParser:

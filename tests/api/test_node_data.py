@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import time
 import urllib.parse
 
@@ -246,3 +247,21 @@ def test_a_real_tensorboard_serves_node_data(torch_logs, load_fast):
         assert a["steps"] == list(range(6))
         assert a["top"][0] == {"name": lw.NAN_MODULE, "value": None, "nonfinite": "nan"}
         assert a["unmatched"] == 0
+
+
+def test_the_cli_writes_model_explorer_json_as_node_data(tmp_path, torch_logs):
+    from tb_graph_plugin import cli
+
+    path = tmp_path / "me.json"
+    path.write_text(json.dumps({"results": {"TinyNet/Conv2d[stem]": {"value": 4}, "x": {"value": 1}},
+                                "gradient": [{"stop": 0, "bgColor": "#fff"}, {"stop": 1, "bgColor": "#f00"}]}))
+    logdir = tmp_path / "logs"
+    shutil.copytree(torch_logs / RUN, logdir / RUN)
+    assert cli.main(["node-data", str(path), str(logdir / RUN), "--tag", "latency", "--step", "7"]) == 0
+    app = TbApp(logdir, workers=1)
+    try:
+        a = app.json(OURS + "/node_data", run=RUN, data_tag="latency", expanded='["TinyNet"]', wait="20")
+        assert a["step"] == 7 and a["values"]["TinyNet/Conv2d[stem]"] == 4 and a["unmatched_names"] == ["x"]
+        assert a["gradient"] == [{"at": 0, "color": "#fff"}, {"at": 1, "color": "#f00"}]
+    finally:
+        app.ours.pool.close()

@@ -96,7 +96,8 @@ export class NodeDataColorer extends Colorer {
     } else if (a.range) {
       const lo = this.colorOfValue(this.lo);
       const hi = this.colorOfValue(this.hi);
-      out.push({ color: "", label: `${fmtValue(this.lo)} – ${fmtValue(this.hi)}  ${title}`, gradient: [lo, hi] });
+      out.push({ color: "transparent", label: title });
+      out.push({ color: "", label: `${fmtValue(this.lo)} – ${fmtValue(this.hi)}`, gradient: [lo, hi] });
     } else {
       out.push({ color: "transparent", label: `${title}: no finite value shown` });
     }
