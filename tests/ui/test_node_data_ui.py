@@ -135,4 +135,5 @@ def test_unmatched_names_are_counted_and_listed(page, tensorboard_url, nd_logdir
     frame.select_option("[data-nd=scale]", "thresholds")
     frame.wait_for_timeout(300)
     assert pixel(frame, "TinyNet/Sequential[layer1]") == (0xFF, 0x00, 0x00)  # 3 <= 5: the data's own colour
+    assert "latency.json (max) · step 0" in frame.inner_text("[data-legend]")  # the file, not the upload id
     page.screenshot(path=str(SCREENSHOTS / "node_data_upload_unmatched.png"))

@@ -130,7 +130,14 @@ export class NodeDataPanel {
   }
 
   private colorerFor(nodes: SceneNode[], dark: boolean): NodeDataColorer | null {
-    return this.answer && this.current ? new NodeDataColorer(this.answer, this.settingsOf(), nodes, dark) : null;
+    return this.answer && this.current ? new NodeDataColorer(this.answer, this.settingsOf(), nodes, dark, this.label()) : null;
+  }
+
+  /** What the current tag is called: its tag, or an upload's file name. */
+  private label(): string {
+    const cur = this.current;
+    const t = cur && this.tags.find((x) => x.run === cur.run && x.tag === cur.tag);
+    return t ? (t.source.startsWith("upload ") ? t.source.slice(7) : t.tag) : cur?.tag ?? "";
   }
 
   private settingsOf(): NodeDataSettings {
@@ -223,7 +230,7 @@ export class NodeDataPanel {
     for (const old of box.querySelectorAll("[data-nd-info]")) old.remove();
     const here = a.history.find((p) => p.step === a.step);
     const sec = el("section", { "data-nd-info": name });
-    sec.appendChild(el("h3", { text: `${a.data_tag} (${a.agg})` }));
+    sec.appendChild(el("h3", { text: `${this.label()} (${a.agg})` }));
     sec.appendChild(el("div", { "data-nd-value": here ? fmtValue(here.value, here.nonfinite) : "", text: here
       ? `step ${a.step}: ${fmtValue(here.value, here.nonfinite)}` : `no value at step ${a.step}` }));
     if (a.history.length) sec.appendChild(sparkline(a, name));

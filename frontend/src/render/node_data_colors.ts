@@ -38,7 +38,8 @@ export class NodeDataColorer extends Colorer {
   private readonly hi: number;
   private readonly bounds: number[];
   private readonly boundColors: string[];
-  constructor(readonly answer: NodeDataAnswer, readonly settings: NodeDataSettings, nodes: SceneNode[], dark: boolean) {
+  constructor(readonly answer: NodeDataAnswer, readonly settings: NodeDataSettings, nodes: SceneNode[], dark: boolean,
+              private readonly label: string = answer.data_tag) {
     super("node_data", nodes, dark);
     const [lo, hi] = answer.range ?? [0, 0];
     this.lo = lo;
@@ -88,7 +89,7 @@ export class NodeDataColorer extends Colorer {
   override legend(): LegendEntry[] {
     const a = this.answer;
     const out: LegendEntry[] = [];
-    const title = `${a.data_tag} (${a.agg}) · step ${a.step}`;
+    const title = `${this.label} (${a.agg}) · step ${a.step}`;
     if (this.settings.scale === "thresholds" && this.bounds.length) {
       out.push({ color: "transparent", label: title });
       this.bounds.forEach((b, i) => out.push({ color: this.boundColors[i], label: `≤ ${fmtValue(b)}` }));
