@@ -56,6 +56,8 @@ def _slim_digest(slim) -> str:
         if name in _TIMING_KEYS:
             continue
         value = getattr(slim, name)
+        if name == "node_defs":  # graph.node_defs.NodeDefs: digested as the list of NodeDefs it stands for
+            value = list(value)
         if isinstance(value, np.ndarray):
             parts.append((name, _digest(value)))
         elif isinstance(value, (list, tuple, dict, str, int, float)) or value is None:

@@ -53,3 +53,13 @@ class TbApp:
         response = self.get(path, **params)
         assert response.status_code == 200, (path, params, response.status_code, response.get_data(as_text=True))
         return json.loads(response.get_data())
+
+
+def json_error(response, status: int) -> str:
+    """The message of a JSON error answer of our plugin, after checking its status and form
+    (``{"error", "version"}``, the shape TensorBoard's own error answers have)."""
+    assert response.status_code == status, (response.status_code, response.get_data(as_text=True)[:500])
+    assert response.headers["Content-Type"].startswith("application/json")
+    body = json.loads(response.get_data())
+    assert set(body) == {"error", "version"}
+    return body["error"]

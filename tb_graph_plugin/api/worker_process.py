@@ -85,13 +85,14 @@ def _run_lane(lane: str, inbox: "queue.Queue", graphs: _Graphs, send: Callable[[
             send(("progress", job_id, stage, fraction))
             faults.check(stage, graph_key)
 
+        built = None
         try:
             state = graphs.get(graph_key)
             if state is None:
                 if blob is None or lane != "main":
                     send(("need_graph", job_id))
                     continue
-                state = tasks.GraphState(blob, progress)
+                state = built = tasks.GraphState(blob, progress)
                 graphs.put(graph_key, state, max_graphs)
             send(("done", job_id, tasks.TASKS[task](state, args, progress), rss_bytes()))
         except errors.PublicError as e:
@@ -99,6 +100,11 @@ def _run_lane(lane: str, inbox: "queue.Queue", graphs: _Graphs, send: Callable[[
         except Exception as e:  # noqa: BLE001 - any bug becomes a readable 500 for this job only
             traceback.print_exc()
             send(("failed", job_id, 500, f"{task} failed: {type(e).__name__}: {e}", rss_bytes()))
+        if built is not None:  # the first answer has gone out: the rest of the build
+            try:
+                built.settle()
+            except Exception:  # noqa: BLE001 - a later info-pane click does it again, or fails itself
+                traceback.print_exc()
 
 
 def worker_main(receive: Callable[[], Any], send: Callable[[Any], None]) -> None:

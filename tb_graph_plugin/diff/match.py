@@ -77,7 +77,7 @@ def op_inputs(h: Hierarchy) -> list[list[Input]]:
     control = EdgeKindCode.CONTROL
     for e in range(slim.n_edges):  # synthetic ops: their base edges
         d = slim.edge_dst[e]
-        if slim.node_defs[d] is None:
+        if not slim.node_defs.present(d):
             out[d].append((slim.edge_src[e], slim.edge_output[e], slim.edge_kind[e] == control))
     return out
 

@@ -32,8 +32,9 @@ Embeddings
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional, Union
+from typing import Optional, Union
 
+from tb_graph_plugin.graph.node_defs import NodeDefs
 from tb_graph_plugin.pipeline import Timings
 from tb_graph_plugin.wire import EdgeKindCode, EmbeddingRole
 
@@ -152,7 +153,8 @@ class SlimGraph:
 
     Per-op columns (index = op id): ``names``, ``original_names``, ``ops``, ``devices``,
     ``xla_clusters``, ``output_shapes``, ``embedding``, ``owner``, ``node_defs`` (the source
-    ``NodeDef`` or None for synthetic nodes, for attrs in the info pane), ``functions_of``.
+    ``NodeDef`` or None for synthetic nodes, for attrs in the info pane: a ``graph.node_defs.NodeDefs``,
+    which a worker keeps serialized once the graph is built), ``functions_of``.
 
     Per-edge columns (index = edge id): ``edge_src``, ``edge_dst``, ``edge_kind``,
     ``edge_output``, ``edge_size``. Kinds and roles are plain ints of ``wire.EdgeKindCode`` and
@@ -168,7 +170,7 @@ class SlimGraph:
         self.output_shapes: list[Optional[list]] = []
         self.embedding: list[int] = []  # EmbeddingRole ints
         self.owner: list[int] = []
-        self.node_defs: list[Any] = []
+        self.node_defs: NodeDefs = NodeDefs()  # graph.node_defs: parsed, or serialized once built
         self.functions_of: list[Optional[str]] = []
         self.function_input_index: dict[int, int] = {}
         self.function_output_index: dict[int, int] = {}

@@ -63,7 +63,7 @@ def read_nodes(graph_def, slim: SlimGraph, function_library: bool = True) -> lis
     """Fill the per-op columns of ``slim``; return the raw input strings of each op."""
     inputs: list = []  # repeated-string containers of the NodeDefs (not copied)
     nodes = graph_def.node
-    names, ops, devices, xlas, shapes, defs = ([], [], [], [], [], [])
+    names, ops, devices, xlas, shapes = ([], [], [], [], [])
     intern = sys.intern  # op types and devices repeat: one string each, not one per op (~90 MB at 1M ops)
     for node in nodes:  # the hot loop: inlined, one pass over the protos
         names.append(node.name)
@@ -77,7 +77,6 @@ def read_nodes(graph_def, slim: SlimGraph, function_library: bool = True) -> lis
             shapes.append(None)
         xlas.append(attr["_XlaCluster"].s.decode("utf-8", "replace") or None
                     if "_XlaCluster" in attr else None)
-        defs.append(node)
         inputs.append(node.input)
     slim.names.extend(names)
     slim.original_names.extend(names)
@@ -85,7 +84,7 @@ def read_nodes(graph_def, slim: SlimGraph, function_library: bool = True) -> lis
     slim.devices.extend(devices)
     slim.xla_clusters.extend(xlas)
     slim.output_shapes.extend(shapes)
-    slim.node_defs.extend(defs)
+    slim.node_defs.set_graph(graph_def)
     slim.functions_of.extend([None] * len(names))
     if any(sh is not None for sh in shapes):
         slim.has_shape_info = True

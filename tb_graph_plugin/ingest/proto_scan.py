@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Iterator, Union
 
-__all__ = ["VARINT", "I64", "LEN", "I32", "fields", "field_slices"]
+__all__ = ["VARINT", "I64", "LEN", "I32", "fields", "field_slices", "field_spans"]
 
 VARINT, I64, LEN, I32 = 0, 1, 2, 5
 _FIXED = {I64: 8, I32: 4}
@@ -67,3 +67,40 @@ def fields(buf) -> Iterator[tuple[int, int, Union[int, memoryview]]]:
 def field_slices(buf, number: int) -> list[memoryview]:
     """Payloads of the length-delimited field ``number`` at the top level of message ``buf``."""
     return [value for n, wire_type, value in fields(buf) if n == number and wire_type == LEN]
+
+
+def field_spans(buf, number: int):
+    """``(starts, ends)``: int64 numpy arrays of the byte offsets, in ``buf``, of the payloads of
+    every occurrence of the length-delimited field ``number`` at the top level (``field_slices``
+    as two arrays: 16 bytes an occurrence instead of a memoryview's ~180)."""
+    import numpy as np
+
+    view = memoryview(buf).cast("B") if not isinstance(buf, memoryview) else buf
+    starts, ends = [], []
+    pos, end = 0, len(view)
+    while pos < end:
+        key = view[pos]
+        if key < 0x80:  # one-byte keys: field numbers up to 15, every GraphDef field
+            pos += 1
+        else:
+            key, pos = _varint(view, pos)
+        wire_type = key & 7
+        if wire_type == LEN:
+            size = view[pos] if pos < end else 0x80
+            if size < 0x80:
+                pos += 1
+            else:
+                size, pos = _varint(view, pos)
+            if key >> 3 == number:
+                starts.append(pos)
+                ends.append(pos + size)
+            pos += size
+        elif wire_type == VARINT:
+            _, pos = _varint(view, pos)
+        elif wire_type in _FIXED:
+            pos += _FIXED[wire_type]
+        else:
+            raise ValueError(f"unsupported wire type {wire_type}")
+        if pos > end:
+            raise ValueError("field runs past the end of the message")
+    return np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)

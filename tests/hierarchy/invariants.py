@@ -57,3 +57,14 @@ def check_invariants(h: Hierarchy) -> None:
     # cardinality adds up
     for g in h.groups:
         assert g.cardinality == sum(h.cardinality(c) for c in g.children)
+
+
+def lowest_common_group(h: Hierarchy, ops) -> int:
+    """The deepest group holding every one of ``ops`` (hierarchy ids), read from the tree."""
+    paths = [[*reversed(h.ancestors(op))] for op in ops]
+    common = None
+    for level in zip(*paths):
+        if len(set(level)) != 1:
+            break
+        common = level[0]
+    return common

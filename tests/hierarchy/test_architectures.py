@@ -20,7 +20,7 @@ from tb_graph_plugin.hierarchy import build_hierarchy
 from tb_graph_plugin.hierarchy.dataflow import graph_from_metaedges, is_acyclic, series_shape
 from tb_graph_plugin.layout.scene import LayoutCache, build_scene
 from tb_graph_plugin.layout.scene.first_view import first_view_expanded
-from tests.hierarchy.invariants import check_invariants
+from tests.hierarchy.invariants import check_invariants, lowest_common_group
 
 KERAS_ARCHS = ["keras_resnet50_trace", "keras_inceptionv3_trace", "keras_mobilenetv2_trace",
                "keras_bert_encoder_trace", "keras_xception_trace", "keras_efficientnetb0_trace",
@@ -42,16 +42,6 @@ def _built(real_logs, kind):
     return _CACHE[kind]
 
 
-def _lowest_common_group(h, ops):
-    paths = [[*reversed(h.ancestors(op))] for op in ops]
-    common = None
-    for level in zip(*paths):
-        if len(set(level)) != 1:
-            break
-        common = level[0]
-    return common
-
-
 @pytest.mark.parametrize("kind", KERAS_ARCHS)
 def test_every_block_is_one_group_holding_its_ops_and_no_other_blocks(real_logs, kind):
     h, expected = _built(real_logs, kind)
@@ -70,7 +60,7 @@ def test_every_block_is_one_group_holding_its_ops_and_no_other_blocks(real_logs,
     for block, spec in expected["blocks"].items():
         ops = [i for i, s in scope_of.items() if s in spec["scopes"]]
         assert ops, block
-        gid = _lowest_common_group(h, ops)
+        gid = lowest_common_group(h, ops)
         group = h.group(gid)
         assert group.label == block, f"{block}: its ops meet in {group.name!r}"
         foreign = {block_of_scope.get(scope_of.get(op)) for op in h.leaf_ops(gid)} - {None, block}

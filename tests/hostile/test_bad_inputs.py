@@ -24,18 +24,10 @@ from tb_graph_plugin.ingest import parse
 from tests import logwriters
 from tests.hierarchy.invariants import check_invariants
 from tests.hostile.hostile_logs import BIG_CONST_ELEMENTS
-from tests.tb_app import OURS
+from tests.tb_app import OURS, json_error
 
 JSON = "application/json"
 UPLOAD_LIMIT_MB = 1
-
-
-def _json_error(response, status: int) -> str:
-    assert response.status_code == status, (response.status_code, response.get_data(as_text=True)[:500])
-    assert response.headers["Content-Type"].startswith(JSON)
-    body = json.loads(response.get_data())
-    assert set(body) == {"error", "version"}
-    return body["error"]
 
 
 def _ok(response) -> dict:
@@ -58,7 +50,7 @@ def app(app_factory, hostile_logs_root):
 
 
 def _upload_error(app, blob: bytes) -> str:
-    return _json_error(app.post(OURS + "/upload", blob), 400)
+    return json_error(app.post(OURS + "/upload", blob), 400)
 
 
 def _library_error(blob: bytes) -> str:
@@ -156,7 +148,7 @@ def test_upload_shorter_than_its_content_length_is_400(app):
     sends less (a dropped connection) gets a 400 saying so, not a parse of part of a file."""
     body = b'node { name: "a" op: "Const" }\n'
     assert _ok(_post_raw(app, body, len(body)))["ops"] == 1
-    assert _json_error(_post_raw(app, body, 100), 400) == (
+    assert json_error(_post_raw(app, body, 100), 400) == (
         f"Invalid argument: upload ended after {len(body)} of its 100 bytes (Content-Length): the client sent less"
     )
 
@@ -167,7 +159,7 @@ def test_upload_without_content_length_is_read_from_the_decoded_stream(app):
     limit = UPLOAD_LIMIT_MB << 20
     head = b'node { name: "a" op: "Const" }\n'
     assert _ok(_post_raw(app, head, None))["ops"] == 1
-    assert _json_error(_post_raw(app, head + b" " * limit, None), 400) == (
+    assert json_error(_post_raw(app, head + b" " * limit, None), 400) == (
         f"Invalid argument: upload of {limit + 1} bytes exceeds the limit of {limit} bytes "
         "(flag --graph_explorer_upload_limit_mb)"
     )
@@ -175,12 +167,12 @@ def test_upload_without_content_length_is_read_from_the_decoded_stream(app):
 
 def test_upload_with_get_is_405(app):
     response = app.get(OURS + "/upload")
-    assert _json_error(response, 405) == "upload takes POST with the file as body"
+    assert json_error(response, 405) == "upload takes POST with the file as body"
     assert response.headers["Allow"] == "POST"
 
 
 def test_unknown_upload_id_is_404(app):
-    message = _json_error(app.get(OURS + "/node", run="__upload__", tag="0123456789abcdef", name="a"), 404)
+    message = json_error(app.get(OURS + "/node", run="__upload__", tag="0123456789abcdef", name="a"), 404)
     assert message == (
         "Not found: unknown upload '0123456789abcdef' (uploads live in server memory and are lost "
         "when TensorBoard restarts; upload the file again)"
@@ -240,7 +232,7 @@ def test_unreadable_graph_is_404_not_500(broken_app, run):
     response = broken_app.get(OURS + "/graph", run=run)
     assert response.status_code == 404
     assert response.get_data(as_text=True) == f"Not found: run {run!r} has no tag '__run_graph__' with graphs data"
-    message = _json_error(broken_app.get(OURS + "/search", run=run, q="x"), 404)
+    message = json_error(broken_app.get(OURS + "/search", run=run, q="x"), 404)
     assert message == f"Not found: run {run!r} has no tag '__run_graph__' with graphs data"
 
 
@@ -262,7 +254,7 @@ def _upload(app, pbtxt: str) -> str:
 
 def _node(app, tag: str, name: str, status: int = 200):
     response = app.get(OURS + "/node", run="__upload__", tag=tag, name=name, wait="30")
-    return _ok(response) if status == 200 else _json_error(response, status)
+    return _ok(response) if status == 200 else json_error(response, status)
 
 
 DUPLICATES = 'node { name: "a" op: "Const" }\nnode { name: "a" op: "Identity" input: "a" }\n' \
@@ -419,7 +411,7 @@ def test_empty_trace_says_why(app_factory, hostile_logs_root):
     response = app.get(OURS + "/graph", run="empty_trace", tag="empty")
     assert response.status_code == 404
     assert response.get_data(as_text=True) == message
-    assert _json_error(app.get(OURS + "/search", run="empty_trace", tag="empty", q="x", wait="30"), 404) == message
+    assert json_error(app.get(OURS + "/search", run="empty_trace", tag="empty", q="x", wait="30"), 404) == message
 
 
 # ------------------------------------------------------------------------- bad parameters
@@ -427,23 +419,23 @@ def test_empty_trace_says_why(app_factory, hostile_logs_root):
 
 def test_bad_search_regex_is_400(app):
     tag = _upload(app, DANGLING)
-    message = _json_error(app.get(OURS + "/search", run="__upload__", tag=tag, q="(", wait="30"), 400)
+    message = json_error(app.get(OURS + "/search", run="__upload__", tag=tag, q="(", wait="30"), 400)
     assert message == ("Invalid argument: bad search regex '(': missing ): ( (search uses RE2 syntax, which runs "
                        "in linear time and has no backreferences or look-around)")  # RE2's reason
 
 
 def test_search_without_query_is_400(app):
-    message = _json_error(app.get(OURS + "/search", run="xss"), 400)
+    message = json_error(app.get(OURS + "/search", run="xss"), 400)
     assert message == "Invalid argument: search needs `q` (a regex) or `op` (an op type)"
 
 
 def test_bad_infer_scopes_is_400(app):
-    message = _json_error(app.get(OURS + "/node", run="xss", name="x", infer_scopes="maybe"), 400)
+    message = json_error(app.get(OURS + "/node", run="xss", name="x", infer_scopes="maybe"), 400)
     assert message == "Invalid argument: query parameter `infer_scopes` must be auto, on or off, got 'maybe'"
 
 
 def test_unknown_job_is_404(app):
-    message = _json_error(app.get(OURS + "/job", id="nope"), 404)
+    message = json_error(app.get(OURS + "/job", id="nope"), 404)
     assert message == "Not found: unknown job 'nope' (finished jobs are forgotten after a while)"
 
 

@@ -19,23 +19,14 @@ import pytest
 from tensorboard import errors
 
 from tb_graph_plugin.ingest import keras_model, nesting, parse
-from tests.tb_app import OURS
+from tests.tb_app import OURS, json_error
 
 DEMO_LOGS = Path(__file__).resolve().parents[2] / "demo_logs"
-JSON = "application/json"
 
 
 @pytest.fixture(scope="module")
 def app(app_factory):
     return app_factory(DEMO_LOGS, workers=1)
-
-
-def _error(response, status: int) -> str:
-    assert response.status_code == status, (response.status_code, response.get_data(as_text=True)[:300])
-    assert response.headers["Content-Type"].startswith(JSON)
-    body = json.loads(response.get_data())
-    assert set(body) == {"error", "version"}
-    return body["error"]
 
 
 def _nested_json(depth: int) -> str:
@@ -55,7 +46,7 @@ def _nested_pbtxt(levels: int) -> bytes:
 
 def test_regression_scene_expanded_nested_5000_deep_is_400_not_500(app):
     response = app.get(OURS + "/scene", run="tf1_graph", expanded=_nested_json(5000))
-    assert _error(response, 400) == (
+    assert json_error(response, 400) == (
         "Invalid argument: query parameter `expanded` must be a JSON array of strings, got JSON "
         "nested 5,000 levels deep (more than the limit of 100)"
     )
@@ -65,7 +56,7 @@ def test_regression_scene_expanded_nested_5000_deep_is_400_not_500(app):
                                          ("/scene_delta", "expanded"), ("/node", "ungroup")])
 def test_every_json_parameter_has_the_nesting_limit(app, route, name):
     params = {"run": "tf1_graph", "name": "x", "from": "[]", "expanded": "[]", name: _nested_json(100_000)}
-    message = _error(app.get(OURS + route, **params), 400)
+    message = json_error(app.get(OURS + route, **params), 400)
     assert f"`{name}` must be a JSON array of strings, got JSON nested 100,000 levels deep" in message
 
 
@@ -73,7 +64,7 @@ def test_brackets_inside_group_names_are_not_nesting(app):
     """Names hold brackets (PyTorch ``Conv2d[conv1]``, series ``layers.[0-5]``): only the JSON's
     own brackets count. 200 unbalanced ``[`` in one name: depth 1, then an unknown group."""
     name = "ResNetLike/" + "[" * 200
-    message = _error(app.get(OURS + "/scene", run="torch_cnn", expanded=json.dumps([name]), wait="10"), 400)
+    message = json_error(app.get(OURS + "/scene", run="torch_cnn", expanded=json.dumps([name]), wait="10"), 400)
     assert "no such group" in message and "nested" not in message
 
 
@@ -90,7 +81,7 @@ def test_json_depth_scan():
 
 def test_regression_pbtxt_upload_nested_2000_deep_is_400_not_500(app):
     blob = b'node { name: "a" op: "Const" }\n' + b"node { " * 2000 + b"}" * 2000
-    assert _error(app.post(OURS + "/upload", blob, filename="deep.pbtxt"), 400) == (
+    assert json_error(app.post(OURS + "/upload", blob, filename="deep.pbtxt"), 400) == (
         "Invalid argument: uploaded file 'deep.pbtxt' is not a GraphDef pbtxt this server reads: its "
         "messages nest 2,000 levels deep, more than the limit of 100 (protobuf's own for binary GraphDefs)"
     )
@@ -99,7 +90,7 @@ def test_regression_pbtxt_upload_nested_2000_deep_is_400_not_500(app):
 def test_pbtxt_upload_of_valid_messages_past_the_limit_is_400(app):
     blob = _nested_pbtxt(40)  # 123 levels: text_format would parse it, but no binary GraphDef holds it
     assert nesting.pbtxt_depth(blob.decode()) == 123
-    message = _error(app.post(OURS + "/upload", blob, filename="attrs.pbtxt"), 400)
+    message = json_error(app.post(OURS + "/upload", blob, filename="attrs.pbtxt"), 400)
     assert "nest 123 levels deep, more than the limit of 100" in message
 
 
@@ -148,7 +139,7 @@ def test_op_names_in_1000_scopes_answer_413_with_a_message(app):
     response = app.post(OURS + "/upload", blob, filename="scopes.pbtxt")
     tag = json.loads(response.get_data())["graph"]["tag"]
     for route, extra in (("/scene", {}), ("/node", {"name": "x"}), ("/search", {"q": "x"})):
-        message = _error(app.get(OURS + route, run="__upload__", tag=tag, wait="10", **extra), 413)
+        message = json_error(app.get(OURS + route, run="__upload__", tag=tag, wait="10", **extra), 413)
         assert message.startswith(f"graph op of run '__upload__' tag '{tag}' cannot be shown: op 's0/s1/")
         assert message.endswith("is nested in 1,000 name scopes, more than the limit of 200")
 

@@ -21,7 +21,7 @@ from tensorboard import errors
 from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import build_hierarchy
 from tb_graph_plugin.ingest import onnx_model, parse
-from tests.hierarchy.invariants import check_invariants
+from tests.hierarchy.invariants import check_invariants, lowest_common_group
 from tests.tb_app import OURS, TbApp
 
 FILES = ["cnn", "cnn_legacy", "bert", "bert_legacy"]
@@ -77,16 +77,6 @@ def _call_scope(calls) -> str:
     return "/".join(parts)
 
 
-def _lowest_common_group(h, ops):
-    paths = [[*reversed(h.ancestors(op))] for op in ops]
-    common = None
-    for level in zip(*paths):
-        if len(set(level)) != 1:
-            break
-        common = level[0]
-    return common
-
-
 @pytest.mark.parametrize("model", ["cnn", "bert"])
 def test_every_op_is_in_the_scope_of_the_module_call_torch_recorded(converted, truth, model):
     _, _, by_onnx = converted[model]
@@ -112,7 +102,7 @@ def test_every_block_call_is_one_group_holding_its_ops(converted, truth, model):
     block_groups = [gr.name for gr in h.walk_groups() if gr.label.startswith(BLOCKS[model] + "[")]
     assert sorted(block_groups) == sorted(scope for scope, _, _ in ops_of_call)
     for (scope, path, k), ops in ops_of_call.items():
-        group = _lowest_common_group(h, [h.id_of(op) for op in ops])
+        group = lowest_common_group(h, [h.id_of(op) for op in ops])
         assert h.name_of(group) == scope
         inside = {h.name_of(op) for op in h.leaf_ops(group)}
         assert ops <= inside
@@ -210,7 +200,7 @@ def test_legacy_exporter_names_become_module_scopes(converted, truth):
             parts = onnx_name.split("/")[1:-1]
             assert _scope(by_onnx[onnx_name].name) == "/".join(p.rsplit(".", 1)[-1] for p in parts), onnx_name
     block = [by_onnx[n].name for n in order if n.startswith("/layer1/layer1.0/")]
-    assert h.name_of(_lowest_common_group(h, [h.id_of(op) for op in block])) == "layer1/0"
+    assert h.name_of(lowest_common_group(h, [h.id_of(op) for op in block])) == "layer1/0"
     # the exporter's relu_1 is relu's second call
     assert [n.name for n in g.node if n.op == "onnx::Relu" and n.name.startswith("layer1/0/")] == [
         "layer1/0/relu/Relu", "layer1/0/relu@1/Relu"]
@@ -220,7 +210,7 @@ def test_legacy_exporter_names_become_module_scopes(converted, truth):
     op_of = {n.name: n.op for n in g.node}
     for call, nodes in (("mix", order[:mul]), ("mix@1", order[mul + 1:])):
         ops = {by_onnx[n].name for n in nodes if n.startswith(("/mix/", "/mix_1/"))}
-        group = _lowest_common_group(h, [h.id_of(op) for op in ops])
+        group = lowest_common_group(h, [h.id_of(op) for op in ops])
         assert h.name_of(group) == call
         inside = {h.name_of(op) for op in h.leaf_ops(group)}
         # besides: weights, and the exporter's Identity copies of them (written first, unscoped)
@@ -228,7 +218,7 @@ def test_legacy_exporter_names_become_module_scopes(converted, truth):
     g, h, by_onnx = converted["bert_legacy"]
     layer = [by_onnx[n].name for n in truth["graphs"]["bert_legacy"]["nodes"]
              if n.startswith("/bert/encoder/layer.1/")]
-    assert h.name_of(_lowest_common_group(h, [h.id_of(op) for op in layer])) == "bert/encoder/1"
+    assert h.name_of(lowest_common_group(h, [h.id_of(op) for op in layer])) == "bert/encoder/1"
     # the exporter's Identity copies of shared weights sit with the parameter they are named after
     copies = {n: outputs[0] for n, (op, _, _, outputs) in truth["graphs"]["bert_legacy"]["nodes"].items()
               if op == "Identity" and not n.startswith("/")}

@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
+from tb_graph_plugin.layout import crossings
 from tb_graph_plugin.layout.crossings import count_crossings, count_inversions
 
 
@@ -15,6 +16,25 @@ from tb_graph_plugin.layout.crossings import count_crossings, count_inversions
 def test_inversions_match_brute_force(values):
     brute = sum(1 for i, j in itertools.combinations(range(len(values)), 2) if values[i] > values[j])
     assert count_inversions(np.array(values)) == brute
+
+
+def test_the_compiled_counter_of_big_counts_agrees_with_the_numpy_one():
+    """Counts of ``_COMPILED_MIN`` values or more go to scipy's counter (imported then), smaller
+    ones to the numpy merge sort: both give the same counts on either side of the switch."""
+    rng = np.random.default_rng(7)
+    for n in (crossings._COMPILED_MIN - 1, crossings._COMPILED_MIN, 3 * crossings._COMPILED_MIN):
+        values = rng.integers(0, n // 3, n)
+        via_counter = count_inversions(values)
+        switch = crossings._COMPILED_MIN
+        try:
+            crossings._COMPILED_MIN = 10 ** 12  # numpy only
+            assert count_inversions(values) == via_counter
+        finally:
+            crossings._COMPILED_MIN = switch
+    # brute force on the smallest, O(n^2) in numpy
+    values = rng.integers(0, 50, crossings._COMPILED_MIN)
+    brute = int(np.triu(values[:, None] > values[None, :], 1).sum())
+    assert count_inversions(values) == brute
 
 
 def test_hand_made_crossings():
