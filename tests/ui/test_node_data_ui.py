@@ -121,6 +121,8 @@ def test_unmatched_names_are_counted_and_listed(page, tensorboard_url, nd_logdir
     page.goto(f"{tensorboard_url(nd_logdir)}/#graph_explorer")
     frame = app_frame(page)
     assert wait_settled(frame) == "ready"
+    assert frame.is_visible("[data-nd=load]")  # offered before any node data colours the graph
+    assert not frame.is_visible("[data-nd=controls]")
     path = tmp_path / "latency.json"
     path.write_text(json.dumps({"results": {"TinyNet/Sequential[layer1]": {"value": 3},
                                             "ghost/op": {"value": 1}, "<img src=x>": {"value": 2}},

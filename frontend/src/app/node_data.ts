@@ -23,6 +23,7 @@ const PREFIX = "nd:";
 
 export class NodeDataPanel {
   readonly panel = el("section", { "data-node-data": "", className: "gx-nd" });
+  private readonly controls = el("div", { "data-nd": "controls" });
   private readonly aggSel = el("select", { "data-nd": "agg", title: "How a group's value is made from the values inside it" });
   private readonly scaleSel = el("select", { "data-nd": "scale", title: "Colour scale" });
   private readonly thresholdsIn = el("input", { "data-nd": "thresholds", placeholder: "thresholds, e.g. 0.1, 1, 10", title: "Upper bounds, ascending (thresholds scale)" });
@@ -57,14 +58,15 @@ export class NodeDataPanel {
       this.stepText.textContent = `step ${this.step}`;
       void this.fetch();
     });
-    this.panel.append(
-      el("h3", { text: "Node data" }),
+    // the controls show while a tag colours the graph; loading a file is always offered
+    this.controls.append(
       el("div", { className: "gx-actions" }, this.aggSel, this.scaleSel),
       el("div", { className: "gx-actions" }, this.thresholdsIn),
       el("div", { className: "gx-nd-step" }, this.slider, this.stepText),
-      this.topBox, this.unmatchedBox, el("div", { className: "gx-actions" }, load, this.file),
+      this.topBox, this.unmatchedBox,
     );
-    this.panel.hidden = true;
+    this.controls.hidden = true;
+    this.panel.append(el("h3", { text: "Node data" }), this.controls, el("div", { className: "gx-actions" }, load, this.file));
     (window as unknown as { graphExplorerNodeData: unknown }).graphExplorerNodeData = {
       fill: (name: string) => (this.answer ? this.colorerFor([], false)?.fill({ name } as SceneNode) ?? null : null),
       answer: () => this.answer,
@@ -103,7 +105,7 @@ export class NodeDataPanel {
     if (!value.startsWith(PREFIX)) {
       this.current = null;
       this.answer = null;
-      this.panel.hidden = true;
+      this.controls.hidden = true;
       document.body.dataset.nodeDataTag = "";
       return false;
     }
@@ -111,7 +113,7 @@ export class NodeDataPanel {
     this.current = { run, tag };
     this.step = null;
     this.answer = null;
-    this.panel.hidden = false;
+    this.controls.hidden = false;
     const s = this.settingsOf();
     this.scaleSel.value = s.scale;
     this.thresholdsIn.value = s.thresholds.join(", ");
