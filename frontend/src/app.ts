@@ -1,23 +1,22 @@
 // The Graph Explorer app: its state and the wiring of the data flow listing -> scene -> draw.
 // The server lays everything out; the app only asks for scenes and draws what it gets. The
-// pieces live in app/: page skeleton (shell), pickers, canvas input, navigation (fit, search,
-// jump), scene loader, info pane, trace, legend, side lists, frame loop, test hooks.
+// pieces live in app/: page skeleton (shell), the graph view (app/graph_view.ts: canvas,
+// viewport, scene loading, frame loop), pickers, navigation (fit, search, jump), info pane,
+// trace, legend, side lists, test hooks.
 import * as api from "./api/client";
 import type { GraphRef, Listing } from "./api/types";
-import { wireCanvas } from "./app/canvas_input";
 import { Compare, GHOST_PREFIX, refKey } from "./app/compare";
 import type { LinkState } from "./app/deep_link";
 import { downloadPng, downloadSvg, embeddedFontCss, sceneToSvg } from "./app/export_view";
 import { Keyboard } from "./app/keyboard";
 import { LinkBar } from "./app/link_bar";
 import { applyRestore, type Restore, resolveLink } from "./app/restore";
-import { FrameLoop, timed } from "./app/frame_loop";
 import { showInfo } from "./app/info";
 import { markOnce } from "./marks";
 import { renderLegend } from "./app/legend";
-import { fitMain, jump, type NavHost } from "./app/navigation";
+import { GraphView } from "./app/graph_view";
+import { jump, type NavHost } from "./app/navigation";
 import { pickDefault, refFromPickers, syncPickers } from "./app/pickers";
-import { SceneLoader, sameGraph } from "./app/scene_loader";
 import { SearchBox } from "./app/search";
 import { Shell } from "./app/shell";
 import { renderHiddenList, renderUngroupedList } from "./app/side_lists";
@@ -25,10 +24,7 @@ import { installTestHooks } from "./app/test_hooks";
 import { traceFrom, type TraceMode } from "./app/trace";
 import { Uploads } from "./app/upload";
 import { Colorer, type ColorMode } from "./render/colors";
-import { Minimap } from "./render/minimap";
 import type { SceneModel } from "./render/model";
-import { Renderer, type DrawState } from "./render/renderer";
-import { Viewport } from "./render/viewport";
 import { clear, el } from "./ui/dom";
 import type { InfoActions } from "./ui/info_pane";
 import { loadPrefs, savePrefs } from "./ui/prefs";
@@ -40,23 +36,32 @@ export class App {
   private readonly listingAnswer = api.fetchListing();
   private readonly ui = new Shell();
   private readonly body = this.ui.body;
-  private readonly loader = new SceneLoader(this.ui);
-  private readonly renderer = new Renderer(this.ui.canvas);
-  private readonly vp = new Viewport();
-  private readonly minimap = new Minimap(this.ui.miniCanvas, (x, y) => {
-    const [w, h] = this.renderer.size();
-    this.vp.centerOn(x, y, w, h);
-    this.redraw();
+  /** the main graph view: its canvas, viewport, scene and selection */
+  private readonly main: GraphView = new GraphView(this.ui.canvas, this.ui.miniCanvas, {
+    ui: this.ui,
+    data: document.body.dataset,
+    decorate: (model) => this.compare.decorate(model),
+    modelSet: (model) => this.modelSet(model),
+    select: (n) => this.select(n),
+    toggleExpand: (n) => this.toggleExpand(n),
+    hover: (name) => {
+      if (name === this.st.hover) return;
+      this.st.hover = name;
+      this.ui.status.textContent = name ?? "";
+      this.ui.canvas.title = name ?? "";
+      this.redraw();
+    },
+    fail: (e) => this.fail(e),
+    redrawn: () => {
+      if (!this.restoring) this.link.save();
+    },
   });
-  private readonly loop = new FrameLoop(this.renderer, this.minimap, this.vp, () => this.st, () => this.model);
-  private view: api.ViewOptions = { ...api.DEFAULT_VIEW };
+  private readonly renderer = this.main.renderer;
+  private readonly vp = this.main.vp;
+  private readonly st = this.main.st;
   private listing: Listing = { runs: [], default: null, version: 1 };
-  private ref: GraphRef | null = null;
-  private expanded: string[] = [];
-  private model: SceneModel | null = null;
   private colorMode: ColorMode = "none";
   private traceMode: TraceMode = "off";
-  private readonly st: DrawState = { selected: null, traced: null, tracedEdges: null, hidden: new Set(), hover: null };
   private readonly uploads = new Uploads();
   private readonly link: LinkBar = new LinkBar(() => this.linkState());
   private readonly keys: Keyboard = new Keyboard({
@@ -69,13 +74,9 @@ export class App {
     fit: () => this.fit(),
     focusSearch: () => this.ui.bar.query.focus(),
     reveal: (name) => this.reveal(name),
-    center: () => {
-      const [w, h] = this.renderer.size();
-      return this.vp.toWorld(w / 2, h / 2);
-    },
+    center: () => this.main.center(),
   }, this.ui.canvas);
   private restoring = true; // until a deep link is applied, the URL is not rewritten
-  private lastLoadError = "";
   private readonly compare = new Compare({
     ref: () => this.ref,
     view: () => this.view,
@@ -94,7 +95,7 @@ export class App {
     expanded: () => this.expanded,
     expand: (groups) => {
       this.expanded = [...this.expanded, ...groups];
-      return this.loadScene(null);
+      return this.main.loadScene(null);
     },
     select: (name) => this.select(name),
     showError: (message) => this.ui.showError(message),
@@ -118,29 +119,9 @@ export class App {
     ui.bar.root.append(this.link.button, svgBtn, pngBtn, this.keys.helpBtn);
     ui.stage.append(this.keys.help, this.keys.live);
     ui.warnings.after(this.link.warning);
-    wireCanvas(ui.canvas, {
-      vp: this.vp,
-      model: () => this.model,
-      hidden: () => this.st.hidden,
-      isGroup: (n) => this.isGroup(n),
-      select: (n) => this.select(n),
-      toggleExpand: (n) => this.toggleExpand(n),
-      hover: (name) => {
-        if (name === this.st.hover) return;
-        this.st.hover = name;
-        ui.status.textContent = name ?? "";
-        ui.canvas.title = name ?? "";
-        this.redraw();
-      },
-      redraw: () => this.redraw(),
-    });
-    new ResizeObserver(() => {
-      this.renderer.resize();
-      this.loop.minimapDirty();
-      this.redraw();
-    }).observe(ui.stage);
+    this.main.attach(ui.stage);
     ui.setStatus("loading");
-    this.body.dataset.sceneSource = this.loader.source.mode;
+    this.body.dataset.sceneSource = this.main.loader.source.mode;
     installTestHooks({
       vp: this.vp,
       canvas: ui.canvas,
@@ -149,7 +130,7 @@ export class App {
       toggle: (name) => this.toggleExpand(name),
       setExpanded: (names) => {
         this.expanded = names;
-        void this.loadScene(null);
+        void this.main.loadScene(null);
       },
       redraw: () => this.redraw(),
       drawList: () => ({ labels: this.renderer.lastLabels, nodes: this.renderer.lastNodes, path: this.renderer.path,
@@ -177,7 +158,7 @@ export class App {
     b.extract.addEventListener("change", () => {
       this.view = { ...this.view, extract: b.extract.checked };
       this.savePrefs();
-      void this.loadScene(null);
+      void this.main.loadScene(null);
     });
     b.color.addEventListener("change", () => {
       this.colorMode = b.color.value as ColorMode;
@@ -221,10 +202,10 @@ export class App {
   private async restore(r: Restore): Promise<void> {
     await applyRestore(r, {
       open: (ref) => this.open(ref, true),
-      firstView: () => this.loadScene(null, undefined, true),
+      firstView: () => this.main.loadScene(null, undefined, true),
       loadExpanded: async (groups) => {
         this.expanded = groups;
-        return (await this.loadScene(null, undefined, false, true)) ? null : this.lastLoadError;
+        return (await this.main.loadScene(null, undefined, false, true)) ? null : this.main.lastLoadError;
       },
       compare: (ref) => this.compare.setTarget(ref),
       modes: (color, trace) => {
@@ -267,50 +248,9 @@ export class App {
     this.renderSideLists();
     this.ui.showEmpty(null);
     this.setModel(null); // never show the previous graph under the new pickers
-    this.loader.cancel();
-    if (!noFirstView) void this.loadScene(null, undefined, true);
+    this.main.loader.cancel();
+    if (!noFirstView) void this.main.loadScene(null, undefined, true);
     if (this.compare.base) void this.compare.refresh();
-  }
-
-  /**
-   * Fetches the scene for the current expansion state. With an anchor (a node name and its
-   * screen position before) the viewport is moved so that node stays where it was.
-   */
-  private async loadScene(anchor: { name: string; sx: number; sy: number } | null, then?: () => void,
-                          firstView = false, quiet = false): Promise<boolean> {
-    const ref = this.ref;
-    if (!ref) return false;
-    let model: SceneModel | null;
-    try {
-      const view = firstView ? { ...this.view, firstView: true } : this.view;
-      model = await this.loader.load(ref, view, this.expanded, this.model);
-    } catch (e) {
-      this.lastLoadError = e instanceof Error ? e.message : String(e);
-      if (quiet) return false; // the caller decides (a deep link's group that is gone)
-      this.fail(e);
-      // keep the last scene on screen and its expansion state as the truth
-      if (this.model && sameGraph(this.model.scene.graph, ref)) this.expanded = this.model.scene.expanded;
-      return false;
-    }
-    if (!model) return false; // superseded by a newer load
-    model = await this.compare.decorate(model); // ghosts of the nodes removed, when comparing
-    const scene = model.scene;
-    this.expanded = scene.expanded;
-    this.body.dataset.expanded = JSON.stringify(scene.expanded);
-    timed("gx:setModel", () => this.setModel(model));
-    const [w, h] = this.renderer.size();
-    const node = anchor ? model.node(anchor.name) : undefined;
-    if (anchor && node) {
-      this.vp.tx = anchor.sx - node.x * this.vp.k;
-      this.vp.ty = anchor.sy - node.y * this.vp.k;
-    } else if (!anchor) {
-      fitMain(this.vp, model, w, h);
-    }
-    this.ui.setStatus(scene.nodes.length ? "ready" : "empty");
-    if (!scene.nodes.length) this.ui.showEmpty("This graph is empty.");
-    if (then) then();
-    this.redraw();
-    return true;
   }
 
   private fail(e: unknown): void {
@@ -322,9 +262,11 @@ export class App {
   }
 
   private setModel(model: SceneModel | null): void {
-    this.model = model;
-    this.body.dataset.sceneNodes = String(model?.nodes.length ?? 0);
-    this.body.dataset.sceneEdges = String(model?.edges.length ?? 0);
+    this.main.setModel(model);
+  }
+
+  /** The main view's scene changed: warnings, the selection if it is gone, colours, trace. */
+  private modelSet(model: SceneModel | null): void {
     renderWarnings(this.ui.warnings, model, this.uploads.noteFor(this.ref));
     if (this.st.selected && !model?.node(this.st.selected)) {
       // the selected node is gone (collapsed, ungrouped, other graph): so is its info pane
@@ -366,21 +308,12 @@ export class App {
       .catch((e) => this.ui.showError(`PNG export failed: ${(e as Error).message}`));
   }
 
-  /** Pans (keeping the zoom) so the node is on screen when it is not. */
   private reveal(name: string): void {
-    const n = this.model?.node(name);
-    if (!n) return;
-    const [w, h] = this.renderer.size();
-    const [sx, sy] = this.vp.toScreen(n.x, n.y);
-    if (sx < 40 || sy < 40 || sx > w - 40 || sy > h - 40) this.vp.centerOn(n.x, n.y, w, h);
-    this.redraw();
+    this.main.reveal(name);
   }
 
   fit(): void {
-    if (!this.model) return;
-    const [w, h] = this.renderer.size();
-    this.vp.fit(this.model.bounds, w, h);
-    this.redraw();
+    this.main.fit();
   }
 
   // ---------------------------------------------------------------- colours, trace
@@ -390,7 +323,7 @@ export class App {
       || new Colorer(this.colorMode, nodes, this.renderer.dark);
     this.body.dataset.colorMode = this.colorMode;
     renderLegend(this.ui.legend, this.renderer.colorer, this.model, this.renderer.palette);
-    this.loop.minimapDirty();
+    this.main.minimapDirty();
     this.redraw();
   }
 
@@ -405,21 +338,12 @@ export class App {
 
   // ---------------------------------------------------------------- selection, expand, info
   private isGroup(name: string): boolean {
-    const n = this.model?.node(name);
-    // a group holding a single op is still a group: it opens like any other
-    return !!n && (n.kind === "meta" || n.kind === "series");
+    return this.main.isGroup(name);
   }
 
   toggleExpand(name: string): void {
-    if (!this.isGroup(name) || !this.model || name.startsWith(GHOST_PREFIX)) return;
-    const node = this.model.node(name)!;
-    const [sx, sy] = this.vp.toScreen(node.x, node.y);
-    if (this.expanded.includes(name)) {
-      this.expanded = this.expanded.filter((g) => g !== name && !g.startsWith(name + "/"));
-    } else {
-      this.expanded = [...this.expanded, name];
-    }
-    void this.loadScene({ name, sx, sy }, () => {
+    if (name.startsWith(GHOST_PREFIX)) return;
+    this.main.toggle(name, () => {
       this.st.selected = name;
       this.body.dataset.selected = name;
       this.keys.announce(name);
@@ -491,7 +415,7 @@ export class App {
     this.savePrefs();
     this.renderSideLists();
     if (this.st.selected) this.showInfo(this.st.selected);
-    this.loop.minimapDirty();
+    this.main.minimapDirty();
     this.redraw();
   }
 
@@ -504,7 +428,7 @@ export class App {
     if (!grouped) this.expanded = this.expanded.filter((g) => g !== series && !g.startsWith(series + "/"));
     this.savePrefs();
     this.renderSideLists();
-    void this.loadScene(null);
+    void this.main.loadScene(null);
   }
 
   private savePrefs(): void {
@@ -517,7 +441,29 @@ export class App {
   }
 
   redraw(): void {
-    this.loop.redraw();
-    if (!this.restoring) this.link.save();
+    this.main.redraw();
+  }
+
+  // the main view's graph, choices and scene
+  private get ref(): GraphRef | null {
+    return this.main.ref;
+  }
+  private set ref(ref: GraphRef | null) {
+    this.main.ref = ref;
+  }
+  private get view(): api.ViewOptions {
+    return this.main.view;
+  }
+  private set view(view: api.ViewOptions) {
+    this.main.view = view;
+  }
+  private get expanded(): string[] {
+    return this.main.expanded;
+  }
+  private set expanded(groups: string[]) {
+    this.main.expanded = groups;
+  }
+  private get model(): SceneModel | null {
+    return this.main.model;
   }
 }
