@@ -59,7 +59,7 @@ export class App {
   private readonly renderer = this.main.renderer;
   private readonly vp = this.main.vp;
   private readonly st = this.main.st;
-  private listing: Listing = { runs: [], default: null, version: 1 };
+  private listing: Listing = { runs: [], default: null, data_location: "", version: 1 };
   private colorMode: ColorMode = "none";
   private traceMode: TraceMode = "off";
   private readonly uploads = new Uploads();
