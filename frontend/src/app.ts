@@ -5,6 +5,7 @@
 // trace, legend, side lists, test hooks.
 import * as api from "./api/client";
 import type { GraphRef, Listing } from "./api/types";
+import { BookmarkMenu } from "./app/bookmarks";
 import { Compare, GHOST_PREFIX, refKey } from "./app/compare";
 import type { LinkState } from "./app/deep_link";
 import { downloadPng, downloadSvg, embeddedFontCss, sceneToSvg } from "./app/export_view";
@@ -19,8 +20,9 @@ import { jump, type NavHost } from "./app/navigation";
 import { pickDefault, refFromPickers, syncPickers } from "./app/pickers";
 import { SearchBox } from "./app/search";
 import { Shell } from "./app/shell";
+import { SplitPane } from "./app/split_pane";
 import { renderHiddenList, renderUngroupedList } from "./app/side_lists";
-import { installTestHooks } from "./app/test_hooks";
+import { installPaneHooks, installTestHooks } from "./app/test_hooks";
 import { traceFrom, type TraceMode } from "./app/trace";
 import { Uploads } from "./app/upload";
 import { Colorer, type ColorMode } from "./render/colors";
@@ -102,6 +104,22 @@ export class App {
   };
 
   private readonly search = new SearchBox(this.nav, this.ui.bar, this.ui.searchBox);
+  /** the second graph, side by side (app/split_pane.ts) */
+  private readonly split: SplitPane = new SplitPane({
+    compare: this.compare,
+    mainRef: () => this.ref,
+    mainModel: () => this.model,
+    colorMode: () => this.colorMode,
+    dark: () => this.renderer.dark,
+    selectInMain: (name) => void jump(this.nav, name),
+    changed: () => this.redraw(),
+  });
+  /** named views kept per logdir (app/bookmarks.ts) */
+  private readonly bookmarks = new BookmarkMenu({
+    location: () => this.listing.data_location ?? "",
+    current: () => this.linkState(),
+    open: (link) => this.openLink(link),
+  });
 
   // ---------------------------------------------------------------- setup
   mount(): void {
@@ -116,8 +134,9 @@ export class App {
     const pngBtn = el("button", { text: "PNG", "data-action": "download-png", title: "Download the view as PNG" });
     svgBtn.addEventListener("click", () => this.export("svg"));
     pngBtn.addEventListener("click", () => this.export("png"));
-    ui.bar.root.append(this.link.button, svgBtn, pngBtn, this.keys.helpBtn);
-    ui.stage.append(this.keys.help, this.keys.live);
+    ui.bar.root.append(this.split.button, this.bookmarks.button, this.link.button, svgBtn, pngBtn, this.keys.helpBtn);
+    ui.stage.append(this.keys.help, this.keys.live, this.bookmarks.menu);
+    this.split.mount(ui.stage);
     ui.warnings.after(this.link.warning);
     this.main.attach(ui.stage);
     ui.setStatus("loading");
@@ -136,6 +155,9 @@ export class App {
       drawList: () => ({ labels: this.renderer.lastLabels, nodes: this.renderer.lastNodes, path: this.renderer.path,
         tiles: this.renderer.lastTiles }),
     });
+    const pane = this.split.view;
+    installPaneHooks("split", { vp: pane.vp, canvas: pane.canvas, model: () => pane.model,
+      screen: () => pane.renderer.size(), redraw: () => pane.redraw() });
     void this.loadListing();
   }
 
@@ -178,6 +200,8 @@ export class App {
       this.listing = await this.listingAnswer;
       markOnce("listing");
       this.compare.fill(this.listing);
+      this.split.fill();
+      this.bookmarks.load();
     } catch (e) {
       this.fail(e);
       return;
@@ -207,7 +231,13 @@ export class App {
         this.expanded = groups;
         return (await this.main.loadScene(null, undefined, false, true)) ? null : this.main.lastLoadError;
       },
-      compare: (ref) => this.compare.setTarget(ref),
+      compare: async (ref) => {
+        if (ref || this.compare.base) await this.compare.setTarget(ref);
+      },
+      split: async (ref) => {
+        if (ref) await this.split.open(ref);
+        else this.split.close();
+      },
       modes: (color, trace) => {
         if (color) this.ui.bar.color.value = this.colorMode = color;
         if (trace) this.ui.bar.trace.value = this.traceMode = trace;
@@ -229,8 +259,19 @@ export class App {
   }
 
   private linkState(): LinkState | null {
+    const split = this.split.ref;
     return this.link.state(this.ref, this.expanded, this.st.selected, this.colorMode, this.traceMode,
-      this.compare.base ? refKey(this.compare.base) : null);
+      this.compare.base ? refKey(this.compare.base) : null, split ? refKey(split) : null);
+  }
+
+  /** Opens a saved view (a bookmark): the deep link's way, its colours and trace exactly as saved. */
+  private openLink(link: LinkState): void {
+    const restore = resolveLink(this.listing, link, pickDefault(this.listing));
+    if (!restore) return;
+    this.restoring = true;
+    this.ui.bar.color.value = this.colorMode = "none";
+    this.ui.bar.trace.value = this.traceMode = "off";
+    void this.restore(restore);
   }
 
   /** Opens a graph from scratch: restores its removed-node set, fits it on screen. */
@@ -285,6 +326,7 @@ export class App {
     try {
       const ref = await this.uploads.fromInput(this.ui, this.listing);
       this.compare.fill(this.listing); // an upload can be compared with, or compared
+      this.split.fill();
       if (ref) this.open(ref);
     } catch (e) {
       this.fail(e);
@@ -324,6 +366,7 @@ export class App {
     this.body.dataset.colorMode = this.colorMode;
     renderLegend(this.ui.legend, this.renderer.colorer, this.model, this.renderer.palette);
     this.main.minimapDirty();
+    this.split.refreshColors();
     this.redraw();
   }
 
@@ -356,6 +399,7 @@ export class App {
     this.body.dataset.selected = name ?? "";
     this.keys.announce(name);
     this.updateTrace();
+    this.split.follow(name); // its match in the second pane
     if (!name) {
       clear(this.ui.infoBox);
       return;
@@ -386,6 +430,7 @@ export class App {
       const model = await this.compare.decorate(this.model);
       if (model !== this.model) this.setModel(model);
     }
+    this.split.diffChanged();
     this.refreshColors();
   }
 
