@@ -8,7 +8,7 @@ import type { GraphRef, Listing } from "./api/types";
 import { BookmarkMenu } from "./app/bookmarks";
 import { Compare, GHOST_PREFIX, refKey } from "./app/compare";
 import type { LinkState } from "./app/deep_link";
-import { downloadPng, downloadSvg, embeddedFontCss, sceneToSvg } from "./app/export_view";
+import { exportView } from "./app/export_view";
 import { Keyboard } from "./app/keyboard";
 import { LinkBar } from "./app/link_bar";
 import { applyRestore, type Restore, resolveLink } from "./app/restore";
@@ -70,12 +70,12 @@ export class App {
     model: () => this.model,
     selected: () => this.st.selected,
     select: (name) => this.select(name),
-    isGroup: (name) => this.isGroup(name),
+    isGroup: (name) => this.main.isGroup(name),
     isExpanded: (name) => this.expanded.includes(name),
     toggleExpand: (name) => this.toggleExpand(name),
     fit: () => this.fit(),
     focusSearch: () => this.ui.bar.query.focus(),
-    reveal: (name) => this.reveal(name),
+    reveal: (name) => this.main.reveal(name),
     center: () => this.main.center(),
   }, this.ui.canvas);
   private restoring = true; // until a deep link is applied, the URL is not rewritten
@@ -247,7 +247,7 @@ export class App {
       exists: async (name) => !!this.ref && (await this.link.nodeExists(this.ref, this.view, name)),
       select: (name) => {
         this.select(name);
-        this.reveal(name);
+        this.main.reveal(name);
       },
       jump: (name) => jump(this.nav, name),
       warn: (lines) => this.link.warn(lines),
@@ -288,7 +288,7 @@ export class App {
     this.search.reset();
     this.renderSideLists();
     this.ui.showEmpty(null);
-    this.setModel(null); // never show the previous graph under the new pickers
+    this.main.setModel(null); // never show the previous graph under the new pickers
     this.main.loader.cancel();
     if (!noFirstView) void this.main.loadScene(null, undefined, true);
     if (this.compare.base) void this.compare.refresh();
@@ -300,10 +300,6 @@ export class App {
     this.ui.setStatus("error");
     this.ui.showError(msg);
     this.redraw();
-  }
-
-  private setModel(model: SceneModel | null): void {
-    this.main.setModel(model);
   }
 
   /** The main view's scene changed: warnings, the selection if it is gone, colours, trace. */
@@ -335,23 +331,7 @@ export class App {
 
   /** Downloads the view (open groups, colours, selection) as SVG or PNG: app/export_view.ts. */
   private export(format: "svg" | "png"): void {
-    const model = this.model;
-    if (!model) return;
-    embeddedFontCss()
-      .catch((e) => {
-        this.ui.showError(`${(e as Error).message}: exported without its font`);
-        return "";
-      })
-      .then((font) => {
-        const svg = sceneToSvg(model, this.renderer.colorer, this.renderer.palette, this.st, font);
-        if (format === "svg") downloadSvg(model, svg);
-        else return downloadPng(model, svg);
-      })
-      .catch((e) => this.ui.showError(`PNG export failed: ${(e as Error).message}`));
-  }
-
-  private reveal(name: string): void {
-    this.main.reveal(name);
+    if (this.model) exportView(format, this.model, this.renderer.colorer, this.renderer.palette, this.st, (m) => this.ui.showError(m));
   }
 
   fit(): void {
@@ -380,10 +360,6 @@ export class App {
   }
 
   // ---------------------------------------------------------------- selection, expand, info
-  private isGroup(name: string): boolean {
-    return this.main.isGroup(name);
-  }
-
   toggleExpand(name: string): void {
     if (name.startsWith(GHOST_PREFIX)) return;
     this.main.toggle(name, () => {
@@ -428,7 +404,7 @@ export class App {
     }
     if (this.model) {
       const model = await this.compare.decorate(this.model);
-      if (model !== this.model) this.setModel(model);
+      if (model !== this.model) this.main.setModel(model);
     }
     this.split.diffChanged();
     this.refreshColors();
@@ -440,7 +416,7 @@ export class App {
       toggleHidden: (n) => this.toggleHidden(n),
       isHidden: (n) => this.st.hidden.has(n),
       toggleExpand: (n) => this.toggleExpand(n),
-      isGroup: (n) => this.isGroup(n),
+      isGroup: (n) => this.main.isGroup(n),
       isExpanded: (n) => this.expanded.includes(n),
       ungroup: (n) => this.setGrouped(n, false),
       trace: () => {

@@ -19,18 +19,18 @@ pytestmark = pytest.mark.slow
 
 
 def open_menu(frame) -> None:
-    if ds(frame, "bookmarkMenu") != "open":
+    if ds(frame, "bookmarksMenu") != "open":
         frame.click("[data-action=bookmarks]")
-    frame.wait_for_function("document.body.dataset.bookmarkMenu === 'open'")
+    frame.wait_for_function("document.body.dataset.bookmarksMenu === 'open'")
 
 
 def import_text(frame, tmp_path, name: str, text: str) -> str:
     f = tmp_path / name
     f.write_text(text)
-    frame.evaluate("delete document.body.dataset.bookmarkNote")
+    frame.evaluate("delete document.body.dataset.bookmarksNote")
     frame.set_input_files("[data-bookmark-file]", str(f))
-    frame.wait_for_function("!!document.body.dataset.bookmarkNote")
-    return ds(frame, "bookmarkNote")
+    frame.wait_for_function("!!document.body.dataset.bookmarksNote")
+    return ds(frame, "bookmarksNote")
 
 
 def test_bookmark_round_trip_export_import(page, explorer, tensorboard_url, ui_logdir, tmp_path):
@@ -54,7 +54,7 @@ def test_bookmark_round_trip_export_import(page, explorer, tensorboard_url, ui_l
     frame.fill("[data-bookmark-name]", "layer1 matmul")
     frame.click("[data-action=bookmark-save]")
     frame.wait_for_function("document.body.dataset.bookmarks === '1'")
-    assert ds(frame, "bookmarkNote") == 'Saved "layer1 matmul".'
+    assert ds(frame, "bookmarksNote") == 'Saved "layer1 matmul".'
     # kept in this browser under the logdir the server names
     stored = frame.evaluate("Object.keys(localStorage).filter(k => k.startsWith('graph_explorer.bookmarks.'))")
     assert stored == [f"graph_explorer.bookmarks.{ui_logdir}"]
@@ -75,7 +75,7 @@ def test_bookmark_round_trip_export_import(page, explorer, tensorboard_url, ui_l
     assert "layer1" in json.loads(ds(frame, "expanded"))
     assert ds(frame, "colorMode") == "structure" and ds(frame, "linkWarnings") == "0"
     assert ds(frame, "link") == saved_link
-    assert ds(frame, "bookmarkMenu") == ""  # the menu closed on opening
+    assert ds(frame, "bookmarksMenu") == ""  # the menu closed on opening
 
     # kept across a reload (same browser, same logdir)
     page.reload()
@@ -112,8 +112,8 @@ def test_bookmark_round_trip_export_import(page, explorer, tensorboard_url, ui_l
     for i, (text, reason) in enumerate(refusals.items()):
         note = import_text(frame, tmp_path, f"bad{i}.json", text)
         assert reason in note, (text, note)
-        assert ds(frame, "bookmarks") == "1" and ds(frame, "bookmarkImport") == "refused"
-    assert frame.eval_on_selector("[data-bookmark-menu] [data-bookmark-note]", "e => e.classList.contains('gx-bad')")
+        assert ds(frame, "bookmarks") == "1" and ds(frame, "bookmarksImport") == "refused"
+    assert frame.eval_on_selector("[data-bookmark-note]", "e => e.classList.contains('gx-bad')")
 
     # markup in a name stays text
     evil = '<img src=x onerror="document.body.dataset.pwned=1"><b>bold</b>'

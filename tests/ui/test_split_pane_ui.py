@@ -36,7 +36,7 @@ def pane_nodes(frame) -> list[dict]:
 def pane_pixels(frame, rgb) -> int:
     return frame.evaluate(
         """([r, g, b]) => {
-        const c = document.querySelector('canvas[data-canvas=split]');
+        const c = document.querySelector('canvas[data-split-canvas]');
         const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
         let n = 0;
         for (let i = 0; i < d.length; i += 4)
@@ -68,7 +68,7 @@ def test_split_pane_selection_follows_the_diff_matching(pair_frame, page, browse
     frame.wait_for_function("document.querySelector('[data-pane=split]').dataset.selected === 'mlp_1/fc1_1/Relu'", timeout=30000)
     assert "mlp_1/fc1_1" in json.loads(pane(frame, "expanded"))  # the group holding the match opened
     [relu] = [n for n in pane_nodes(frame) if n["name"] == "mlp_1/fc1_1/Relu"]
-    box = frame.evaluate("(() => { const r = document.querySelector('canvas[data-canvas=split]').getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })()")
+    box = frame.evaluate("(() => { const r = document.querySelector('canvas[data-split-canvas]').getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })()")
     assert box[0] <= relu["x"] <= box[2] and box[1] <= relu["y"] <= box[3]  # revealed on screen
     frame.wait_for_timeout(300)
     assert pane_pixels(frame, AMBER) > 50  # A's changed nodes in the diff's amber, in the pane's own canvas

@@ -182,7 +182,7 @@ export class BookmarkMenu {
   toggle(open = !this.menu.classList.contains("gx-on")): void {
     this.menu.classList.toggle("gx-on", open);
     this.button.setAttribute("aria-expanded", String(open));
-    document.body.dataset.bookmarkMenu = open ? "open" : "";
+    document.body.dataset.bookmarksMenu = open ? "open" : "";
     if (open) {
       this.load();
       this.nameInput.focus();
@@ -192,7 +192,7 @@ export class BookmarkMenu {
   private say(text: string, error = false): void {
     this.note.textContent = text;
     this.note.classList.toggle("gx-bad", error);
-    document.body.dataset.bookmarkNote = text;
+    document.body.dataset.bookmarksNote = text;
   }
 
   private commit(): void {
@@ -244,7 +244,7 @@ export class BookmarkMenu {
       parsed = parseBookmarks(text);
     } catch (e) {
       this.say((e as Error).message, true);
-      document.body.dataset.bookmarkImport = "refused";
+      document.body.dataset.bookmarksImport = "refused";
       return;
     }
     const { list, added, replaced } = merge(this.items, parsed.bookmarks);
@@ -256,7 +256,7 @@ export class BookmarkMenu {
     this.commit();
     const other = parsed.location !== null && parsed.location !== this.host.location() ? ` (exported from ${parsed.location})` : "";
     this.say(`Imported ${added} bookmark${added === 1 ? "" : "s"}${replaced ? `, replaced ${replaced}` : ""}${other}.`);
-    document.body.dataset.bookmarkImport = "done";
+    document.body.dataset.bookmarksImport = "done";
   }
 
   private remove(name: string): void {

@@ -64,9 +64,9 @@ export class SplitPane {
   private readonly note = el("span", { className: "gx-muted gx-pane-note", "data-pane-note": "", role: "status" });
   private readonly error = el("div", { className: "gx-error", "data-pane-error": "", role: "alert" });
   private readonly stage = el("div", { className: "gx-stage" });
-  private readonly canvas = el("canvas", { className: "gx-canvas", "data-canvas": "split" });
-  private readonly mini = el("canvas", { className: "gx-minimap gx-minimap-small", "data-minimap": "split" });
-  private readonly legend = el("div", { className: "gx-legend", "data-legend": "split" });
+  private readonly canvas = el("canvas", { className: "gx-canvas", "data-split-canvas": "" });
+  private readonly mini = el("canvas", { className: "gx-minimap gx-minimap-small", "data-split-minimap": "" });
+  private readonly legend = el("div", { className: "gx-legend", "data-split-legend": "" });
   private readonly empty = el("div", { className: "gx-empty" });
   private readonly status = el("div", { className: "gx-status" });
   private readonly data = this.root.dataset;
