@@ -120,3 +120,36 @@ def test_split_pane_selection_follows_the_diff_matching(pair_frame, page, browse
     frame.click("[data-action=split-close]")
     frame.wait_for_function("document.querySelector('[data-pane=split]').dataset.open === 'false'")
     assert "p.graph_explorer.split=" not in ds(frame, "link")
+
+
+def test_split_pane_removed_nodes_and_ghosts_match(pair_frame, page):
+    """The other direction: the main view shows ``base`` (B), the pane ``changed`` (A). fc2 is only
+    in A: red in the pane, a ghost in the main view; the ghost selects A's fc2 and back."""
+    frame = pair_frame
+    open_graph(frame, "base", tag="forward")
+    frame.click("[data-action=split]")
+    frame.wait_for_function("document.querySelector('[data-pane=split]').dataset.open === 'true'")
+    frame.select_option("[data-picker=split]", json.dumps(["changed", "forward", "op", None], separators=(",", ":")))
+    frame.wait_for_function("document.querySelector('[data-pane=split]').dataset.status === 'ready'", timeout=60000)
+    frame.wait_for_function("document.body.dataset.diffRemoved !== '0' && document.body.dataset.colorMode === 'diff'", timeout=60000)
+    assert "removed (only here): 7 ops, 1 groups" in frame.text_content("[data-split-legend]")
+    # B's Relu (renamed Tanh in A)
+    frame.click("[data-diff-entry='mlp_1/fc1_1/Relu']")
+    frame.wait_for_function("document.querySelector('[data-pane=split]').dataset.selected === 'mlp_1/fc1_1/Tanh'", timeout=30000)
+    # the ghost of fc2 in the main view <-> A's fc2 in the pane
+    frame.click("[data-diff-entry='mlp_1/fc2_1']")
+    frame.wait_for_function("document.body.dataset.selected === '__removed__/mlp_1/fc2_1'")
+    frame.wait_for_function("document.querySelector('[data-pane=split]').dataset.selected === 'mlp_1/fc2_1'", timeout=30000)
+    frame.wait_for_timeout(300)
+    assert pane_pixels(frame, (0xE0, 0x60, 0x55)) > 50  # A's removed group, red in the pane (REMOVED_IN_BASE)
+    page.screenshot(path=str(SCREENSHOTS / "split_pane_removed_ghost.png"))
+    # a click on A's fc2 in the pane selects the ghost in the main view
+    frame.evaluate("window.graphExplorer.split.center('mlp_1/fc1_1')")
+    [fc1] = [n for n in pane_nodes(frame) if n["name"] == "mlp_1/fc1_1"]
+    page.mouse.click(*to_page(frame, {**fc1, "x": fc1["x"] + fc1["w"] / 2 - 8}))  # inside the open group, right of its ops
+    frame.wait_for_function("document.body.dataset.selected === 'mlp_1/fc1_1'", timeout=30000)
+    frame.evaluate("window.graphExplorer.split.center('mlp_1/fc2_1')")
+    [fc2] = [n for n in pane_nodes(frame) if n["name"] == "mlp_1/fc2_1"]
+    page.mouse.click(*to_page(frame, {**fc2, "x": fc2["x"] + fc2["w"] / 4}))  # off its +/- control
+    frame.wait_for_function("document.body.dataset.selected === '__removed__/mlp_1/fc2_1'", timeout=30000)
+    assert not page.errors
