@@ -1,8 +1,9 @@
 // The Graph Explorer app: its state and the wiring of the data flow listing -> scene -> draw.
 // The server lays everything out; the app only asks for scenes and draws what it gets. The
 // pieces live in app/: page skeleton (shell), the graph view (app/graph_view.ts: canvas,
-// viewport, scene loading, frame loop), pickers, navigation (fit, search, jump), info pane,
-// trace, legend, side lists, test hooks.
+// viewport, scene loading, frame loop), the second graph side by side (split_pane.ts, a second
+// graph view), bookmarks, pickers, navigation (fit, search, jump), info pane, trace, legend, side
+// lists, test hooks.
 import * as api from "./api/client";
 import type { GraphRef, Listing } from "./api/types";
 import { BookmarkMenu } from "./app/bookmarks";
@@ -109,6 +110,7 @@ export class App {
     compare: this.compare,
     mainRef: () => this.ref,
     mainModel: () => this.model,
+    mainSelected: () => this.st.selected,
     colorMode: () => this.colorMode,
     dark: () => this.renderer.dark,
     selectInMain: (name) => void jump(this.nav, name),

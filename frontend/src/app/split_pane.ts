@@ -48,6 +48,8 @@ export interface SplitHost {
   compare: Compare;
   mainRef(): GraphRef | null;
   mainModel(): SceneModel | null;
+  /** the node selected in the main view */
+  mainSelected(): string | null;
   colorMode(): ColorMode;
   dark(): boolean;
   /** select B's node `name` in the main view, opening the groups that hold it */
@@ -202,7 +204,7 @@ export class SplitPane {
     const base = this.host.compare.base;
     if (!base || !sameGraph(base, ref)) await this.host.compare.setTarget(ref);
     this.host.changed();
-    this.follow(this.mainSelected());
+    this.follow(this.host.mainSelected());
   }
 
   close(): void {
@@ -229,10 +231,6 @@ export class SplitPane {
       if (r && (!main || !sameGraph(r, main))) return r;
     }
     return null;
-  }
-
-  private mainSelected(): string | null {
-    return document.body.dataset.selected || null;
   }
 
   private matching(): DiffMatching | null {
@@ -298,7 +296,7 @@ export class SplitPane {
     }
     this.say(m ? "" : "No diff: matched by name.");
     this.data.match = other;
-    if (this.mainSelected() !== other) this.host.selectInMain(other);
+    if (this.host.mainSelected() !== other) this.host.selectInMain(other);
   }
 
   /** The main view selected B's node `name` (or nothing): select its match here. */
