@@ -153,6 +153,9 @@ class Listing:
     # The graph to open first: the first run's first tag with an op graph, else with a
     # conceptual graph, else with a profile (what the server warms up before it is asked).
     default: Optional[GraphRef] = None
+    # Where the data comes from, as the data provider says (``--logdir``): what the browser keys
+    # what it keeps per logdir by (bookmarks).
+    data_location: str = ""
     version: int = WIRE_VERSION
 
 

@@ -1,35 +1,34 @@
 // The Graph Explorer app: its state and the wiring of the data flow listing -> scene -> draw.
 // The server lays everything out; the app only asks for scenes and draws what it gets. The
-// pieces live in app/: page skeleton (shell), pickers, canvas input, navigation (fit, search,
-// jump), scene loader, info pane, trace, legend, side lists, frame loop, test hooks.
+// pieces live in app/: page skeleton (shell), the graph view (app/graph_view.ts: canvas,
+// viewport, scene loading, frame loop), the second graph side by side (split_pane.ts, a second
+// graph view), bookmarks, pickers, navigation (fit, search, jump), info pane, trace, legend, side
+// lists, test hooks.
 import * as api from "./api/client";
 import type { GraphRef, Listing } from "./api/types";
-import { wireCanvas } from "./app/canvas_input";
+import { BookmarkMenu } from "./app/bookmarks";
 import { Compare, GHOST_PREFIX, refKey } from "./app/compare";
 import type { LinkState } from "./app/deep_link";
-import { downloadPng, downloadSvg, embeddedFontCss, sceneToSvg } from "./app/export_view";
+import { exportView } from "./app/export_view";
 import { Keyboard } from "./app/keyboard";
 import { LinkBar } from "./app/link_bar";
 import { applyRestore, type Restore, resolveLink } from "./app/restore";
-import { FrameLoop, timed } from "./app/frame_loop";
 import { showInfo } from "./app/info";
 import { markOnce } from "./marks";
 import { renderLegend } from "./app/legend";
-import { fitMain, jump, type NavHost } from "./app/navigation";
+import { GraphView } from "./app/graph_view";
+import { jump, type NavHost } from "./app/navigation";
 import { NodeDataPanel } from "./app/node_data";
 import { pickDefault, refFromPickers, syncPickers } from "./app/pickers";
-import { SceneLoader, sameGraph } from "./app/scene_loader";
 import { SearchBox } from "./app/search";
 import { Shell } from "./app/shell";
+import { SplitPane } from "./app/split_pane";
 import { renderHiddenList, renderUngroupedList } from "./app/side_lists";
-import { installTestHooks } from "./app/test_hooks";
+import { installPaneHooks, installTestHooks } from "./app/test_hooks";
 import { traceFrom, type TraceMode } from "./app/trace";
 import { Uploads } from "./app/upload";
 import { Colorer, type ColorMode } from "./render/colors";
-import { Minimap } from "./render/minimap";
 import type { SceneModel } from "./render/model";
-import { Renderer, type DrawState } from "./render/renderer";
-import { Viewport } from "./render/viewport";
 import { clear, el } from "./ui/dom";
 import type { InfoActions } from "./ui/info_pane";
 import { loadPrefs, savePrefs } from "./ui/prefs";
@@ -41,42 +40,47 @@ export class App {
   private readonly listingAnswer = api.fetchListing();
   private readonly ui = new Shell();
   private readonly body = this.ui.body;
-  private readonly loader = new SceneLoader(this.ui);
-  private readonly renderer = new Renderer(this.ui.canvas);
-  private readonly vp = new Viewport();
-  private readonly minimap = new Minimap(this.ui.miniCanvas, (x, y) => {
-    const [w, h] = this.renderer.size();
-    this.vp.centerOn(x, y, w, h);
-    this.redraw();
+  /** the main graph view: its canvas, viewport, scene and selection */
+  private readonly main: GraphView = new GraphView(this.ui.canvas, this.ui.miniCanvas, {
+    ui: this.ui,
+    data: document.body.dataset,
+    decorate: (model) => this.compare.decorate(model),
+    modelSet: (model) => this.modelSet(model),
+    select: (n) => this.select(n),
+    toggleExpand: (n) => this.toggleExpand(n),
+    hover: (name) => {
+      if (name === this.st.hover) return;
+      this.st.hover = name;
+      this.ui.status.textContent = name ?? "";
+      this.ui.canvas.title = name ?? "";
+      this.redraw();
+    },
+    fail: (e) => this.fail(e),
+    redrawn: () => {
+      if (!this.restoring) this.link.save();
+    },
   });
-  private readonly loop = new FrameLoop(this.renderer, this.minimap, this.vp, () => this.st, () => this.model);
-  private view: api.ViewOptions = { ...api.DEFAULT_VIEW };
-  private listing: Listing = { runs: [], default: null, version: 1 };
-  private ref: GraphRef | null = null;
-  private expanded: string[] = [];
-  private model: SceneModel | null = null;
+  private readonly renderer = this.main.renderer;
+  private readonly vp = this.main.vp;
+  private readonly st = this.main.st;
+  private listing: Listing = { runs: [], default: null, data_location: "", version: 1 };
   private colorMode: ColorMode = "none";
   private traceMode: TraceMode = "off";
-  private readonly st: DrawState = { selected: null, traced: null, tracedEdges: null, hidden: new Set(), hover: null };
   private readonly uploads = new Uploads();
   private readonly link: LinkBar = new LinkBar(() => this.linkState());
   private readonly keys: Keyboard = new Keyboard({
     model: () => this.model,
     selected: () => this.st.selected,
     select: (name) => this.select(name),
-    isGroup: (name) => this.isGroup(name),
+    isGroup: (name) => this.main.isGroup(name),
     isExpanded: (name) => this.expanded.includes(name),
     toggleExpand: (name) => this.toggleExpand(name),
     fit: () => this.fit(),
     focusSearch: () => this.ui.bar.query.focus(),
-    reveal: (name) => this.reveal(name),
-    center: () => {
-      const [w, h] = this.renderer.size();
-      return this.vp.toWorld(w / 2, h / 2);
-    },
+    reveal: (name) => this.main.reveal(name),
+    center: () => this.main.center(),
   }, this.ui.canvas);
   private restoring = true; // until a deep link is applied, the URL is not rewritten
-  private lastLoadError = "";
   private readonly compare = new Compare({
     ref: () => this.ref,
     view: () => this.view,
@@ -95,7 +99,7 @@ export class App {
     expanded: () => this.expanded,
     expand: (groups) => {
       this.expanded = [...this.expanded, ...groups];
-      return this.loadScene(null);
+      return this.main.loadScene(null);
     },
     select: (name) => this.select(name),
     showError: (message) => this.ui.showError(message),
@@ -110,6 +114,23 @@ export class App {
     changed: () => this.refreshColors(),
     showError: (message) => this.ui.showError(message),
   }, this.ui.bar.color);
+  /** the second graph, side by side (app/split_pane.ts) */
+  private readonly split: SplitPane = new SplitPane({
+    compare: this.compare,
+    mainRef: () => this.ref,
+    mainModel: () => this.model,
+    mainSelected: () => this.st.selected,
+    colorMode: () => this.colorMode,
+    dark: () => this.renderer.dark,
+    selectInMain: (name) => void jump(this.nav, name),
+    changed: () => this.redraw(),
+  });
+  /** named views kept per logdir (app/bookmarks.ts) */
+  private readonly bookmarks = new BookmarkMenu({
+    location: () => this.listing.data_location ?? "",
+    current: () => this.linkState(),
+    open: (link) => this.openLink(link),
+  });
 
   // ---------------------------------------------------------------- setup
   mount(): void {
@@ -125,32 +146,13 @@ export class App {
     const pngBtn = el("button", { text: "PNG", "data-action": "download-png", title: "Download the view as PNG" });
     svgBtn.addEventListener("click", () => this.export("svg"));
     pngBtn.addEventListener("click", () => this.export("png"));
-    ui.bar.root.append(this.link.button, svgBtn, pngBtn, this.keys.helpBtn);
-    ui.stage.append(this.keys.help, this.keys.live);
+    ui.bar.root.append(this.split.button, this.bookmarks.button, this.link.button, svgBtn, pngBtn, this.keys.helpBtn);
+    ui.stage.append(this.keys.help, this.keys.live, this.bookmarks.menu);
+    this.split.mount(ui.stage);
     ui.warnings.after(this.link.warning);
-    wireCanvas(ui.canvas, {
-      vp: this.vp,
-      model: () => this.model,
-      hidden: () => this.st.hidden,
-      isGroup: (n) => this.isGroup(n),
-      select: (n) => this.select(n),
-      toggleExpand: (n) => this.toggleExpand(n),
-      hover: (name) => {
-        if (name === this.st.hover) return;
-        this.st.hover = name;
-        ui.status.textContent = name ?? "";
-        ui.canvas.title = name ?? "";
-        this.redraw();
-      },
-      redraw: () => this.redraw(),
-    });
-    new ResizeObserver(() => {
-      this.renderer.resize();
-      this.loop.minimapDirty();
-      this.redraw();
-    }).observe(ui.stage);
+    this.main.attach(ui.stage);
     ui.setStatus("loading");
-    this.body.dataset.sceneSource = this.loader.source.mode;
+    this.body.dataset.sceneSource = this.main.loader.source.mode;
     installTestHooks({
       vp: this.vp,
       canvas: ui.canvas,
@@ -159,12 +161,15 @@ export class App {
       toggle: (name) => this.toggleExpand(name),
       setExpanded: (names) => {
         this.expanded = names;
-        void this.loadScene(null);
+        void this.main.loadScene(null);
       },
       redraw: () => this.redraw(),
       drawList: () => ({ labels: this.renderer.lastLabels, nodes: this.renderer.lastNodes, path: this.renderer.path,
         tiles: this.renderer.lastTiles }),
     });
+    const pane = this.split.view;
+    installPaneHooks("split", { vp: pane.vp, canvas: pane.canvas, model: () => pane.model,
+      screen: () => pane.renderer.size(), redraw: () => pane.redraw() });
     void this.loadListing();
   }
 
@@ -187,7 +192,7 @@ export class App {
     b.extract.addEventListener("change", () => {
       this.view = { ...this.view, extract: b.extract.checked };
       this.savePrefs();
-      void this.loadScene(null);
+      void this.main.loadScene(null);
     });
     b.color.addEventListener("change", () => {
       this.colorMode = this.nodeData.choose(b.color.value) ? "node_data" : b.color.value as ColorMode;
@@ -208,6 +213,8 @@ export class App {
       markOnce("listing");
       this.compare.fill(this.listing);
       void this.nodeData.loadTags();
+      this.split.fill();
+      this.bookmarks.load();
     } catch (e) {
       this.fail(e);
       return;
@@ -232,12 +239,18 @@ export class App {
   private async restore(r: Restore): Promise<void> {
     await applyRestore(r, {
       open: (ref) => this.open(ref, true),
-      firstView: () => this.loadScene(null, undefined, true),
+      firstView: () => this.main.loadScene(null, undefined, true),
       loadExpanded: async (groups) => {
         this.expanded = groups;
-        return (await this.loadScene(null, undefined, false, true)) ? null : this.lastLoadError;
+        return (await this.main.loadScene(null, undefined, false, true)) ? null : this.main.lastLoadError;
       },
-      compare: (ref) => this.compare.setTarget(ref),
+      compare: async (ref) => {
+        if (ref || this.compare.base) await this.compare.setTarget(ref);
+      },
+      split: async (ref) => {
+        if (ref) await this.split.open(ref);
+        else this.split.close();
+      },
       modes: (color, trace) => {
         if (color) this.ui.bar.color.value = this.colorMode = color;
         if (trace) this.ui.bar.trace.value = this.traceMode = trace;
@@ -247,7 +260,7 @@ export class App {
       exists: async (name) => !!this.ref && (await this.link.nodeExists(this.ref, this.view, name)),
       select: (name) => {
         this.select(name);
-        this.reveal(name);
+        this.main.reveal(name);
       },
       jump: (name) => jump(this.nav, name),
       warn: (lines) => this.link.warn(lines),
@@ -259,8 +272,19 @@ export class App {
   }
 
   private linkState(): LinkState | null {
+    const split = this.split.ref;
     return this.link.state(this.ref, this.expanded, this.st.selected, this.colorMode, this.traceMode,
-      this.compare.base ? refKey(this.compare.base) : null);
+      this.compare.base ? refKey(this.compare.base) : null, split ? refKey(split) : null);
+  }
+
+  /** Opens a saved view (a bookmark): the deep link's way, its colours and trace exactly as saved. */
+  private openLink(link: LinkState): void {
+    const restore = resolveLink(this.listing, link, pickDefault(this.listing));
+    if (!restore) return;
+    this.restoring = true;
+    this.ui.bar.color.value = this.colorMode = "none";
+    this.ui.bar.trace.value = this.traceMode = "off";
+    void this.restore(restore);
   }
 
   /** Opens a graph from scratch: restores its removed-node set, fits it on screen. */
@@ -277,51 +301,10 @@ export class App {
     this.search.reset();
     this.renderSideLists();
     this.ui.showEmpty(null);
-    this.setModel(null); // never show the previous graph under the new pickers
-    this.loader.cancel();
-    if (!noFirstView) void this.loadScene(null, undefined, true);
+    this.main.setModel(null); // never show the previous graph under the new pickers
+    this.main.loader.cancel();
+    if (!noFirstView) void this.main.loadScene(null, undefined, true);
     if (this.compare.base) void this.compare.refresh();
-  }
-
-  /**
-   * Fetches the scene for the current expansion state. With an anchor (a node name and its
-   * screen position before) the viewport is moved so that node stays where it was.
-   */
-  private async loadScene(anchor: { name: string; sx: number; sy: number } | null, then?: () => void,
-                          firstView = false, quiet = false): Promise<boolean> {
-    const ref = this.ref;
-    if (!ref) return false;
-    let model: SceneModel | null;
-    try {
-      const view = firstView ? { ...this.view, firstView: true } : this.view;
-      model = await this.loader.load(ref, view, this.expanded, this.model);
-    } catch (e) {
-      this.lastLoadError = e instanceof Error ? e.message : String(e);
-      if (quiet) return false; // the caller decides (a deep link's group that is gone)
-      this.fail(e);
-      // keep the last scene on screen and its expansion state as the truth
-      if (this.model && sameGraph(this.model.scene.graph, ref)) this.expanded = this.model.scene.expanded;
-      return false;
-    }
-    if (!model) return false; // superseded by a newer load
-    model = await this.compare.decorate(model); // ghosts of the nodes removed, when comparing
-    const scene = model.scene;
-    this.expanded = scene.expanded;
-    this.body.dataset.expanded = JSON.stringify(scene.expanded);
-    timed("gx:setModel", () => this.setModel(model));
-    const [w, h] = this.renderer.size();
-    const node = anchor ? model.node(anchor.name) : undefined;
-    if (anchor && node) {
-      this.vp.tx = anchor.sx - node.x * this.vp.k;
-      this.vp.ty = anchor.sy - node.y * this.vp.k;
-    } else if (!anchor) {
-      fitMain(this.vp, model, w, h);
-    }
-    this.ui.setStatus(scene.nodes.length ? "ready" : "empty");
-    if (!scene.nodes.length) this.ui.showEmpty("This graph is empty.");
-    if (then) then();
-    this.redraw();
-    return true;
   }
 
   private fail(e: unknown): void {
@@ -332,10 +315,8 @@ export class App {
     this.redraw();
   }
 
-  private setModel(model: SceneModel | null): void {
-    this.model = model;
-    this.body.dataset.sceneNodes = String(model?.nodes.length ?? 0);
-    this.body.dataset.sceneEdges = String(model?.edges.length ?? 0);
+  /** The main view's scene changed: warnings, the selection if it is gone, colours, trace. */
+  private modelSet(model: SceneModel | null): void {
     renderWarnings(this.ui.warnings, model, this.uploads.noteFor(this.ref));
     if (this.st.selected && !model?.node(this.st.selected)) {
       // the selected node is gone (collapsed, ungrouped, other graph): so is its info pane
@@ -355,6 +336,7 @@ export class App {
     try {
       const ref = await this.uploads.fromInput(this.ui, this.listing);
       this.compare.fill(this.listing); // an upload can be compared with, or compared
+      this.split.fill();
       if (ref) this.open(ref);
     } catch (e) {
       this.fail(e);
@@ -363,36 +345,11 @@ export class App {
 
   /** Downloads the view (open groups, colours, selection) as SVG or PNG: app/export_view.ts. */
   private export(format: "svg" | "png"): void {
-    const model = this.model;
-    if (!model) return;
-    embeddedFontCss()
-      .catch((e) => {
-        this.ui.showError(`${(e as Error).message}: exported without its font`);
-        return "";
-      })
-      .then((font) => {
-        const svg = sceneToSvg(model, this.renderer.colorer, this.renderer.palette, this.st, font);
-        if (format === "svg") downloadSvg(model, svg);
-        else return downloadPng(model, svg);
-      })
-      .catch((e) => this.ui.showError(`PNG export failed: ${(e as Error).message}`));
-  }
-
-  /** Pans (keeping the zoom) so the node is on screen when it is not. */
-  private reveal(name: string): void {
-    const n = this.model?.node(name);
-    if (!n) return;
-    const [w, h] = this.renderer.size();
-    const [sx, sy] = this.vp.toScreen(n.x, n.y);
-    if (sx < 40 || sy < 40 || sx > w - 40 || sy > h - 40) this.vp.centerOn(n.x, n.y, w, h);
-    this.redraw();
+    if (this.model) exportView(format, this.model, this.renderer.colorer, this.renderer.palette, this.st, (m) => this.ui.showError(m));
   }
 
   fit(): void {
-    if (!this.model) return;
-    const [w, h] = this.renderer.size();
-    this.vp.fit(this.model.bounds, w, h);
-    this.redraw();
+    this.main.fit();
   }
 
   // ---------------------------------------------------------------- colours, trace
@@ -403,7 +360,8 @@ export class App {
       || new Colorer(this.colorMode, nodes, this.renderer.dark);
     this.body.dataset.colorMode = this.colorMode;
     renderLegend(this.ui.legend, this.renderer.colorer, this.model, this.renderer.palette);
-    this.loop.minimapDirty();
+    this.main.minimapDirty();
+    this.split.refreshColors();
     this.redraw();
   }
 
@@ -417,22 +375,9 @@ export class App {
   }
 
   // ---------------------------------------------------------------- selection, expand, info
-  private isGroup(name: string): boolean {
-    const n = this.model?.node(name);
-    // a group holding a single op is still a group: it opens like any other
-    return !!n && (n.kind === "meta" || n.kind === "series");
-  }
-
   toggleExpand(name: string): void {
-    if (!this.isGroup(name) || !this.model || name.startsWith(GHOST_PREFIX)) return;
-    const node = this.model.node(name)!;
-    const [sx, sy] = this.vp.toScreen(node.x, node.y);
-    if (this.expanded.includes(name)) {
-      this.expanded = this.expanded.filter((g) => g !== name && !g.startsWith(name + "/"));
-    } else {
-      this.expanded = [...this.expanded, name];
-    }
-    void this.loadScene({ name, sx, sy }, () => {
+    if (name.startsWith(GHOST_PREFIX)) return;
+    this.main.toggle(name, () => {
       this.st.selected = name;
       this.body.dataset.selected = name;
       this.keys.announce(name);
@@ -445,6 +390,7 @@ export class App {
     this.body.dataset.selected = name ?? "";
     this.keys.announce(name);
     this.updateTrace();
+    this.split.follow(name); // its match in the second pane
     if (!name) {
       clear(this.ui.infoBox);
       return;
@@ -475,8 +421,9 @@ export class App {
     }
     if (this.model) {
       const model = await this.compare.decorate(this.model);
-      if (model !== this.model) this.setModel(model);
+      if (model !== this.model) this.main.setModel(model);
     }
+    this.split.diffChanged();
     this.refreshColors();
   }
 
@@ -486,7 +433,7 @@ export class App {
       toggleHidden: (n) => this.toggleHidden(n),
       isHidden: (n) => this.st.hidden.has(n),
       toggleExpand: (n) => this.toggleExpand(n),
-      isGroup: (n) => this.isGroup(n),
+      isGroup: (n) => this.main.isGroup(n),
       isExpanded: (n) => this.expanded.includes(n),
       ungroup: (n) => this.setGrouped(n, false),
       trace: () => {
@@ -506,7 +453,7 @@ export class App {
     this.savePrefs();
     this.renderSideLists();
     if (this.st.selected) this.showInfo(this.st.selected);
-    this.loop.minimapDirty();
+    this.main.minimapDirty();
     this.redraw();
   }
 
@@ -519,7 +466,7 @@ export class App {
     if (!grouped) this.expanded = this.expanded.filter((g) => g !== series && !g.startsWith(series + "/"));
     this.savePrefs();
     this.renderSideLists();
-    void this.loadScene(null);
+    void this.main.loadScene(null);
   }
 
   private savePrefs(): void {
@@ -532,7 +479,29 @@ export class App {
   }
 
   redraw(): void {
-    this.loop.redraw();
-    if (!this.restoring) this.link.save();
+    this.main.redraw();
+  }
+
+  // the main view's graph, choices and scene
+  private get ref(): GraphRef | null {
+    return this.main.ref;
+  }
+  private set ref(ref: GraphRef | null) {
+    this.main.ref = ref;
+  }
+  private get view(): api.ViewOptions {
+    return this.main.view;
+  }
+  private set view(view: api.ViewOptions) {
+    this.main.view = view;
+  }
+  private get expanded(): string[] {
+    return this.main.expanded;
+  }
+  private set expanded(groups: string[]) {
+    this.main.expanded = groups;
+  }
+  private get model(): SceneModel | null {
+    return this.main.model;
   }
 }

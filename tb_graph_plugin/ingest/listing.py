@@ -113,7 +113,7 @@ def listing(data_provider, ctx, experiment_id) -> wire.Listing:
     """Our ``/graphs`` body: the stock flags per (run, tag), plus every kept step.
 
     The run graph is listed as the tag ``__run_graph__`` with ``run_graph`` set.
-    Runs and tags are sorted by name.
+    Runs and tags are sorted by name. ``data_location`` is the data provider's (the logdir).
     """
     stock = info(data_provider, ctx, experiment_id)
     steps: dict[tuple[str, str], dict[int, float]] = {}
@@ -133,7 +133,8 @@ def listing(data_provider, ctx, experiment_id) -> wire.Listing:
         for tag in sorted(run_info["tags"]):
             tags.append(_tag_listing(tag, run_info["tags"][tag], steps.get((run, tag), {})))
         runs.append(wire.RunListing(run=run, tags=tags))
-    return wire.Listing(runs=runs, default=default_ref(runs))
+    location = data_provider.experiment_metadata(ctx, experiment_id=experiment_id).data_location
+    return wire.Listing(runs=runs, default=default_ref(runs), data_location=location or "")
 
 
 _DEFAULT_KIND_ORDER = (wire.GraphKind.OP, wire.GraphKind.CONCEPTUAL, wire.GraphKind.PROFILE)

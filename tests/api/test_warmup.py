@@ -55,7 +55,8 @@ def test_listing_default_is_what_warmup_builds(real_logs, kind, default):
 def test_no_graph_data_means_no_warmup(tmp_path):
     app = TbApp(tmp_path, warmup=True)
     try:
-        assert app.json(OURS + "/graphs") == {"runs": [], "default": None, "version": wire.WIRE_VERSION}
+        assert app.json(OURS + "/graphs") == {"runs": [], "default": None, "data_location": str(tmp_path),
+                                              "version": wire.WIRE_VERSION}
         app.ours.warmup.poll()
         assert app.ours.warmup.jobs == []
     finally:

@@ -14,7 +14,7 @@ from tb_graph_plugin.hierarchy import build_hierarchy
 from tb_graph_plugin.layout.scene import LayoutCache, build_scene
 from tb_graph_plugin.layout.scene.first_view import first_view_expanded
 
-OP_LABEL_MAX_W = 90.0  # frontend/src/render/renderer.ts
+OP_LABEL_MAX_W = 90.0  # frontend/src/render/op_labels.ts
 CHAR_W = 0.58 * 7  # Roboto's mean advance at the 7 px op label font
 
 

@@ -39,6 +39,7 @@ export interface RunListing {
 export interface Listing {
   runs: RunListing[];
   default: GraphRef | null;
+  data_location: string; // the logdir (the data provider's data location): bookmarks are kept per it
   version: number;
 }
 

@@ -9,7 +9,7 @@
 // URL with history.replaceState (same origin: the iframe is served by TensorBoard), which
 // TensorBoard does not react to. Outside TensorBoard (the page opened alone) the page's own
 // hash is used. Keys: run, tag, kind, step, expanded (JSON array), selected, color, trace,
-// compare (JSON [run, tag, kind, step]).
+// compare (JSON [run, tag, kind, step]), split (the second pane's graph, the same JSON).
 import type { GraphRef } from "../api/types";
 
 export const PLUGIN = "graph_explorer";
@@ -25,9 +25,10 @@ export interface LinkState {
   color?: string;
   trace?: string;
   compare?: string;
+  split?: string; // the second pane's graph, JSON [run, tag, kind, step] (app/split_pane.ts)
 }
 
-const KEYS = ["run", "tag", "kind", "step", "expanded", "selected", "color", "trace", "compare"] as const;
+const KEYS = ["run", "tag", "kind", "step", "expanded", "selected", "color", "trace", "compare", "split"] as const;
 
 /** The page whose URL holds the link: TensorBoard's (the parent) when reachable, else this one. */
 function linkWindow(): Window {

@@ -173,3 +173,19 @@ export async function downloadPng(model: SceneModel, svg: string, scale = 2): Pr
     URL.revokeObjectURL(url);
   }
 }
+
+/** Downloads the whole view (open groups, colours, selection) as SVG or PNG; failures go to `showError`. */
+export function exportView(format: "svg" | "png", model: SceneModel, colorer: Colorer | null, pal: Palette, st: ViewState,
+                           showError: (message: string) => void): void {
+  embeddedFontCss()
+    .catch((e) => {
+      showError(`${(e as Error).message}: exported without its font`);
+      return "";
+    })
+    .then((font) => {
+      const svg = sceneToSvg(model, colorer, pal, st, font);
+      if (format === "svg") downloadSvg(model, svg);
+      else return downloadPng(model, svg);
+    })
+    .catch((e) => showError(`PNG export failed: ${(e as Error).message}`));
+}

@@ -2,7 +2,7 @@
 // frame while the renderer still has tiles to draw). The minimap's scene bitmap is rebuilt only
 // when marked dirty (new scene, colours, theme, removed nodes, resize), in time slices after the
 // frame so a big scene's first paint is not delayed; pan and zoom only redraw its viewport
-// rectangle. Draw stats go to document.body.dataset.
+// rectangle. Draw stats go to the view's dataset (the page's body for the main view).
 import type { Minimap } from "../render/minimap";
 import { markOnce } from "../marks";
 import type { SceneModel } from "../render/model";
@@ -33,6 +33,8 @@ export class FrameLoop {
     private readonly vp: Viewport,
     private readonly st: () => DrawState,
     private readonly model: () => SceneModel | null,
+    /** where the draw stats go (the main view: the page's body) */
+    private readonly data: DOMStringMap = document.body.dataset,
   ) {}
 
   /** The minimap's bitmap is out of date: rebuild it after the next frame. */
@@ -64,7 +66,7 @@ export class FrameLoop {
       if (this.miniDirty && !this.miniTimer && !skip) this.miniTimer = window.setTimeout(() => void this.rebuildMinimap(), 0);
       const [w, h] = this.renderer.size();
       this.minimap.draw(this.vp, w, h, this.renderer.palette);
-      const d = document.body.dataset;
+      const d = this.data;
       if (stats.nodes > 0) markOnce("paint");
       d.drawnNodes = String(stats.nodes);
       d.drawnEdges = String(stats.edges);
@@ -102,7 +104,7 @@ export class FrameLoop {
       if (e instanceof Superseded) return;
       throw e;
     }
-    document.body.dataset.minimapMs = (performance.now() - t0).toFixed(1);
+    this.data.minimapMs = (performance.now() - t0).toFixed(1);
     const [w, h] = this.renderer.size();
     this.minimap.draw(this.vp, w, h, this.renderer.palette);
   }

@@ -4,7 +4,9 @@ import type { Colorer, Palette } from "../render/colors";
 import type { SceneModel } from "../render/model";
 import { clear, el } from "../ui/dom";
 
-export function renderLegend(box: HTMLElement, colorer: Colorer, model: SceneModel | null, pal: Palette): void {
+/** Fills `box`; the counts go to `data` (the page's body for the main view's legend). */
+export function renderLegend(box: HTMLElement, colorer: Colorer, model: SceneModel | null, pal: Palette,
+                             data: DOMStringMap = document.body.dataset): void {
   const entries = colorer.legend();
   clear(box);
   for (const e of entries) {
@@ -27,6 +29,6 @@ export function renderLegend(box: HTMLElement, colorer: Colorer, model: SceneMod
     edgeEntries++;
   }
   box.classList.toggle("gx-on", entries.length + edgeEntries > 0);
-  document.body.dataset.legendEntries = String(entries.length);
-  document.body.dataset.legendEdgeEntries = String(edgeEntries);
+  data.legendEntries = String(entries.length);
+  data.legendEdgeEntries = String(edgeEntries);
 }

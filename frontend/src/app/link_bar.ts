@@ -19,7 +19,7 @@ export class LinkBar {
   }
 
   state(ref: GraphRef | null, expanded: string[], selected: string | null, color: string, trace: string,
-        compare: string | null): LinkState | null {
+        compare: string | null, split: string | null = null): LinkState | null {
     if (!ref) return null;
     return {
       ...refState(ref),
@@ -28,6 +28,7 @@ export class LinkBar {
       color: color === "none" ? undefined : color,
       trace: trace === "off" ? undefined : trace,
       compare: compare ?? undefined,
+      split: split ?? undefined,
     };
   }
 

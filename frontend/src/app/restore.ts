@@ -1,7 +1,7 @@
 // Restoring a deep link: the LinkState read from the URL checked against the
 // server's Listing, giving the closest valid view and a warning for each part that could not
 // be honoured (unknown run, tag, graph type or step; unknown colour or trace mode; compare
-// target gone), then applied (applyRestore): the groups and the selected node are checked
+// target or second pane's graph gone), then applied (applyRestore): the groups and the selected node are checked
 // against the graph itself (the server refuses a group the graph does not have: it is dropped
 // and the scene asked for again; the node is looked up on the server).
 import type { GraphKind, GraphRef, Listing } from "../api/types";
@@ -20,6 +20,7 @@ export interface Restore {
   color: ColorMode | null;
   trace: TraceMode | null;
   compare: GraphRef | null;
+  split: GraphRef | null; // the second pane's graph
   warnings: string[];
 }
 
@@ -68,12 +69,20 @@ export function resolveLink(listing: Listing, link: LinkState, fallback: GraphRe
     if ((TRACE_MODES as string[]).includes(link.trace)) trace = link.trace as TraceMode;
     else warn(`Unknown trace mode "${link.trace}" in the link: trace off.`);
   }
+  const listed = (key: string): GraphRef | null => {
+    const c = refFromKey(key);
+    const known = c && listing.runs.find((r) => r.run === c.run)?.tags.find((t) => t.tag === c.tag && kindsOf(t).includes(c.kind));
+    return c && known && (c.step === null || known.steps.some((s) => s.step === c.step)) ? c : null;
+  };
   let compare: GraphRef | null = null;
   if (link.compare) {
-    const c = refFromKey(link.compare);
-    const known = c && listing.runs.find((r) => r.run === c.run)?.tags.find((t) => t.tag === c.tag && kindsOf(t).includes(c.kind));
-    if (c && known && (c.step === null || known.steps.some((s) => s.step === c.step))) compare = c;
-    else warn(`The graph to compare with (${link.compare}) is not in this TensorBoard: not comparing.`);
+    compare = listed(link.compare);
+    if (!compare) warn(`The graph to compare with (${link.compare}) is not in this TensorBoard: not comparing.`);
+  }
+  let split: GraphRef | null = null;
+  if (link.split) {
+    split = listed(link.split);
+    if (!split) warn(`The graph of the second pane (${link.split}) is not in this TensorBoard: one pane only.`);
   }
   return {
     ref,
@@ -83,6 +92,7 @@ export function resolveLink(listing: Listing, link: LinkState, fallback: GraphRe
     color,
     trace,
     compare,
+    split,
     warnings,
   };
 }
@@ -93,7 +103,8 @@ export interface RestoreHost {
   firstView(): Promise<boolean>; // the server's first view
   /** this expansion state; null when it loaded, else the load's error message */
   loadExpanded(groups: string[]): Promise<string | null>;
-  compare(ref: GraphRef): Promise<void>;
+  compare(ref: GraphRef | null): Promise<void>; // compare with this graph, or stop comparing
+  split(ref: GraphRef | null): Promise<void>; // the second pane on this graph, or closed
   modes(color: ColorMode | null, trace: TraceMode | null): void;
   shown(name: string): boolean; // drawn in the scene now
   exists(name: string): Promise<boolean>; // in the graph (the server knows it)
@@ -124,7 +135,8 @@ export async function applyRestore(r: Restore, host: RestoreHost): Promise<void>
       warnings.push(`The link opens ${dropped.length} group${dropped.length > 1 ? "s" : ""} this graph does not have (${dropped.slice(0, 3).join(", ")}${dropped.length > 3 ? ", …" : ""}): left closed.`);
     if (error !== null) await host.firstView();
   }
-  if (r.compare) await host.compare(r.compare);
+  await host.compare(r.compare);
+  await host.split(r.split);
   if (r.color || r.trace) host.modes(r.color, r.trace);
   if (r.selected) {
     if (host.shown(r.selected)) host.select(r.selected);

@@ -1,4 +1,5 @@
-// Read-only state and a few shortcuts for tests and the bench, on window.graphExplorer:
+// Read-only state and a few shortcuts for tests and the bench, on window.graphExplorer (and the
+// second pane's on window.graphExplorer.split: nodes(), viewport(), center(name)):
 // nodes() with on-screen centres, viewport(), center(name), toggle(name), setExpanded(names),
 // drawList() (every text box and node box the renderer drew last, canvas CSS px, and whether it
 // drew every item or, zoomed out on a big scene, cached tiles).
@@ -41,8 +42,28 @@ export function installTestHooks(host: HookHost): void {
   };
 }
 
+/** What the hooks of a second view need. */
+export type PaneHookHost = Pick<HookHost, "vp" | "canvas" | "model" | "screen" | "redraw">;
+
+/** Read-only hooks of another graph view on window.graphExplorer[name]: nodes(), viewport(), center(name). */
+export function installPaneHooks(name: string, host: PaneHookHost): void {
+  const hooks = (window as unknown as { graphExplorer: Record<string, unknown> }).graphExplorer;
+  hooks[name] = {
+    nodes: () => debugNodes(host),
+    viewport: () => ({ k: host.vp.k, tx: host.vp.tx, ty: host.vp.ty }),
+    center: (node: string) => {
+      const n = host.model()?.node(node);
+      if (!n) return false;
+      const [w, h] = host.screen();
+      host.vp.centerOn(n.x, n.y, w, h);
+      host.redraw();
+      return true;
+    },
+  };
+}
+
 /** Scene nodes with their on-screen centres (page coordinates of the iframe). */
-function debugNodes(host: HookHost): object[] {
+function debugNodes(host: PaneHookHost): object[] {
   const m = host.model();
   if (!m) return [];
   const r = host.canvas.getBoundingClientRect();

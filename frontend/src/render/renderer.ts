@@ -1,26 +1,27 @@
 // Canvas 2D drawing of a SceneModel: only items inside the visible rectangle are drawn,
 // with level of detail (shapes collapse to boxes when tiny, labels only when readable and
-// clipped to their box). No DOM per node.
+// clipped to their box). No DOM per node. The pieces: edges (edge_draw.ts), node shapes
+// (node_shapes.ts), op labels beside their ellipses (op_labels.ts), geometry (geometry.ts),
+// tiles of far views of big scenes (tiles.ts).
 import type { SceneNode } from "../api/types";
 import { Colorer, DARK, LIGHT, type Palette } from "./colors";
+import { drawEdges } from "./edge_draw";
+import { INFERRED_DASH, roundRect, segmentMiddles } from "./geometry";
 import { FONT, READABLE_LABEL_PX, TextFitter } from "./label_fit";
 import { LabelPlacer, type PlacedLabel } from "./labels";
+import { drawShape, drawToggle } from "./node_shapes";
 import { SceneModel, type Rect } from "./model";
+import { drawOpLabel, MIN_LABEL_PX, OP_LABEL_PX, type OpLabelContext } from "./op_labels";
 import { TileCache, type TileStats } from "./tiles";
 import { Viewport } from "./viewport";
 
-export const MIN_LABEL_PX = 7; // smallest on-screen font size worth drawing
-export { READABLE_LABEL_PX };
+export { MIN_LABEL_PX, OP_LABEL_PX, READABLE_LABEL_PX };
 const PAN_REFRESH_MS = 120;
 /** Level of detail: a scene of more nodes than this, seen at a scale where no text is readable
  * (no label fits MIN_LABEL_PX under LOD_MAX_K), is drawn from cached tiles (drawTiled). */
 export const LOD_MIN_NODES = 4000;
 export const LOD_MAX_K = MIN_LABEL_PX / 10; // a node label's largest font is 10 world px // while dragging, a full drawing at most this often
-export const OP_LABEL_PX = 7; // world px of an op's label, drawn beside its ellipse
-const OP_LABEL_MAX_W = 90; // world px; longer op labels end in an ellipsis
-/** On-screen dash patterns (px): control edges dotted, reversed (cycle) edges long-dashed. */
-export const CONTROL_DASH = [2, 2];
-export const REVERSED_DASH = [7, 3];
+export { CONTROL_DASH, REVERSED_DASH } from "./edge_draw";
 
 export interface DrawState {
   selected: string | null;
@@ -289,47 +290,10 @@ export class Renderer {
         stats.nodes++;
       }
     }
-    // 2. edges, batched by style into one path each (thousands of strokes cost too much)
+    // 2. edges, batched by style into one path each (render/edge_draw.ts)
     const tEdges = performance.now();
     const edgeIds = model.edgesIn(view);
-    const batches = new Map<string, { path: Path2D; arrows: Path2D; color: string; width: number; dash: number[] | null }>();
-    const arrows = k >= 0.15;
-    for (const i of edgeIds) {
-      const e = model.edges[i];
-      if (e.points.length < 2 || isHidden(e.source) || isHidden(e.target)) continue;
-      if (model.edgeExtent(i) * k < 1.5 && !st.tracedEdges?.has(i)) continue; // under the node dots anyway
-      const traced = st.tracedEdges?.has(i) ?? false;
-      const width = Math.max(0.75 / k, traced ? Math.max(e.width, 2 / k) : e.width);
-      const wq = Math.round(width * k * 4) / 4; // quantised on-screen width
-      const reversed = (e as { reversed?: boolean }).reversed === true; // laid out against the flow (cycle)
-      const key = `${e.kind === "control" ? "c" : "d"}${reversed ? "r" : ""}${traced ? "t" : ""}${wq}`;
-      let b = batches.get(key);
-      if (!b) {
-        const color = traced ? this.palette.traced : reversed ? this.palette.reversedEdge : this.palette.edge;
-        const dash = reversed ? REVERSED_DASH : e.kind === "control" ? CONTROL_DASH : null;
-        b = { path: new Path2D(), arrows: new Path2D(), color, width: wq / k, dash };
-        batches.set(key, b);
-      }
-      edgePath(b.path, e.points, k > 0.08, 1.5 / k);
-      if (arrows) {
-        const size = Math.max(3, Math.min(8, e.width * 1.5 + 2.5));
-        const pts = e.points;
-        if (e.kind === "reference") arrow(b.arrows, pts[1], pts[0], size);
-        else arrow(b.arrows, pts[pts.length - 2], pts[pts.length - 1], size);
-      }
-      stats.edges++;
-    }
-    for (const b of batches.values()) {
-      ctx.strokeStyle = b.color;
-      ctx.lineWidth = b.width;
-      ctx.setLineDash(b.dash ? b.dash.map((d) => d / k) : []);
-      ctx.stroke(b.path);
-      if (arrows) {
-        ctx.fillStyle = b.color;
-        ctx.fill(b.arrows);
-      }
-    }
-    ctx.setLineDash([]);
+    drawEdges(ctx, model, edgeIds, k, st, this.palette, stats);
     stats.edgeMs = performance.now() - tEdges;
     // 3. other nodes: small ones batched by fill colour, large ones drawn one by one
     const small = new Map<string, Path2D>();
@@ -375,7 +339,7 @@ export class Renderer {
       ctx.lineWidth = 0.6 / k;
       ctx.stroke(outline);
     }
-    for (const n of opLabels) stats.labels += this.drawOpLabel(n, k, n.parent ? model.node(n.parent) : undefined);
+    for (const n of opLabels) stats.labels += drawOpLabel(this.labelCtx(), n, k, n.parent ? model.node(n.parent) : undefined);
     for (const n of special) {
       ctx.strokeStyle = st.selected === n.name ? this.palette.selected : this.palette.traced;
       ctx.lineWidth = 2 / k;
@@ -446,7 +410,7 @@ export class Renderer {
     const fs = 9;
     if (this.labelsOn && fs * k >= MIN_LABEL_PX && n.width * k > 24) {
       const r = 4;
-      this.drawToggle(x0 + r + 3, y0 + r + 3, r, true, k);
+      drawToggle(this.ctx, this.palette, x0 + r + 3, y0 + r + 3, r, true, k);
       ctx.font = `${fs}px ${FONT}`;
       ctx.fillStyle = this.palette.mutedText;
       ctx.textAlign = "left";
@@ -454,27 +418,6 @@ export class Renderer {
       const text = n.cardinality > 1 ? `${n.label} (${n.cardinality})` : n.label;
       this.fitText(text, x0 + 2 * r + 6, y0 + r + 3, n.width - 2 * r - 10, fs, k, n.name, "group");
     }
-  }
-
-  private drawToggle(cx: number, cy: number, r: number, expanded: boolean, k: number): void {
-    const ctx = this.ctx;
-    ctx.beginPath();
-    ctx.arc(cx, cy, r, 0, Math.PI * 2);
-    ctx.fillStyle = this.palette.background;
-    ctx.fill();
-    ctx.strokeStyle = this.palette.metaStroke;
-    ctx.lineWidth = 1 / k;
-    ctx.stroke();
-    ctx.beginPath();
-    ctx.moveTo(cx - r * 0.55, cy);
-    ctx.lineTo(cx + r * 0.55, cy);
-    if (!expanded) {
-      ctx.moveTo(cx, cy - r * 0.55);
-      ctx.lineTo(cx, cy + r * 0.55);
-    }
-    ctx.strokeStyle = this.palette.text;
-    ctx.lineWidth = 1.2 / k;
-    ctx.stroke();
   }
 
   /** Returns the number of labels drawn. */
@@ -488,63 +431,10 @@ export class Renderer {
     ctx.strokeStyle = stroke;
     ctx.fillStyle = fill;
     ctx.setLineDash([]);
-    switch (n.kind) {
-      case "meta":
-        roundRect(ctx, x0, y0, w, h, Math.min(5, h / 3));
-        ctx.fill();
-        if (n.inferred) ctx.setLineDash(INFERRED_DASH.map((d) => d / k));
-        ctx.stroke();
-        ctx.setLineDash([]);
-        break;
-      case "series": {
-        const off = Math.min(3, h / 5);
-        for (let s = 2; s >= 0; s--) {
-          roundRect(ctx, x0 + s * off, y0 - s * off + 2 * off, w - 2 * off, h - 2 * off, Math.min(4, h / 4));
-          ctx.fill();
-          ctx.stroke();
-        }
-        break;
-      }
-      case "bridge":
-      case "stub":
-        ctx.setLineDash([2 / k, 2 / k]);
-        roundRect(ctx, x0, y0, w, h, Math.min(w, h) / 2);
-        ctx.fill();
-        ctx.stroke();
-        ctx.setLineDash([]);
-        break;
-      case "in_embedding":
-        ctx.beginPath();
-        ctx.arc(n.x, n.y, Math.min(w, h) / 2, 0, Math.PI * 2);
-        ctx.fill();
-        ctx.stroke();
-        break;
-      case "out_embedding":
-        ctx.beginPath();
-        ctx.moveTo(n.x, y0);
-        ctx.lineTo(x0 + w, n.y);
-        ctx.lineTo(n.x, y0 + h);
-        ctx.lineTo(x0, n.y);
-        ctx.closePath();
-        ctx.fill();
-        ctx.stroke();
-        break;
-      default:
-        ctx.beginPath();
-        ctx.ellipse(n.x, n.y, w / 2, h / 2, 0, 0, Math.PI * 2);
-        ctx.fill();
-        ctx.stroke();
-    }
-    if (n.extracted) {
-      ctx.setLineDash([3 / k, 2 / k]);
-      ctx.strokeStyle = this.palette.mutedText;
-      ctx.lineWidth = 0.8 / k;
-      ctx.strokeRect(x0 - 2, y0 - 2, w + 4, h + 4);
-      ctx.setLineDash([]);
-    }
+    drawShape(ctx, n, k, this.palette);
     let labels = 0;
     const isGroup = n.kind === "meta";
-    if (isGroup && h * k >= 12 && w * k >= 24) this.drawToggle(x0 + 5, n.y, 3.2, false, k);
+    if (isGroup && h * k >= 12 && w * k >= 24) drawToggle(this.ctx, this.palette, x0 + 5, n.y, 3.2, false, k);
     if (n.kind === "in_embedding" || n.kind === "out_embedding") return 0;
     if (n.kind === "op") return 0; // labelled beside it, after all nodes (drawOpLabel)
     const fs = Math.min(10, Math.max(3, h * 0.6));
@@ -577,40 +467,10 @@ export class Renderer {
     return labels;
   }
 
-  /** An op's ellipse is too small for text: its label goes beside it, as in the stock tab (right,
-   * else left, above, below: the first spot that covers no other node or label), cut so that it
-   * stays inside the op's expanded parent box; no free spot: not drawn. */
-  private drawOpLabel(n: SceneNode, k: number, parent?: SceneNode): number {
-    if (OP_LABEL_PX * k < MIN_LABEL_PX) return 0;
-    const ctx = this.ctx;
-    const fs0 = OP_LABEL_PX;
-    const px0 = parent ? parent.x - parent.width / 2 + 2 : -Infinity, px1 = parent ? parent.x + parent.width / 2 - 2 : Infinity;
-    const py0 = parent ? parent.y - parent.height / 2 : -Infinity, py1 = parent ? parent.y + parent.height / 2 : Infinity;
-    const text = n.label;
-    const right = n.x + n.width / 2 + 2, left = n.x - n.width / 2 - 2;
-    const spots: [number, number, number][] = [ // [left x of the text box, centre y, room]
-      [right, n.y, Math.min(OP_LABEL_MAX_W, px1 - right)],
-      [NaN, n.y, Math.min(OP_LABEL_MAX_W, left - px0)], // right-aligned at `left`
-      [NaN, n.y - n.height / 2 - fs0 / 2 - 1, Math.min(OP_LABEL_MAX_W, px1 - px0)],
-      [NaN, n.y + n.height / 2 + fs0 / 2 + 1, Math.min(OP_LABEL_MAX_W, px1 - px0)],
-    ];
-    for (let s = 0; s < spots.length; s++) {
-      const [sx, cy, room] = spots[s];
-      const fit = this.text.fit(text, room, fs0, k);
-      if (!fit) continue;
-      const x0 = s === 0 ? sx : s === 1 ? left - fit.tw : Math.max(px0, Math.min(px1 - fit.tw, n.x - fit.tw / 2));
-      if (cy - fit.fs / 2 < py0 || cy + fit.fs / 2 > py1) continue;
-      const r = this.screenBox(x0, cy - fit.fs / 2, x0 + fit.tw, cy + fit.fs / 2);
-      if (!this.placer.free(r, n.name)) continue;
-      ctx.font = `${fit.fs}px ${FONT}`;
-      ctx.fillStyle = this.palette.text;
-      ctx.textBaseline = "middle";
-      ctx.textAlign = "left";
-      ctx.fillText(fit.t, x0, cy);
-      this.placer.add({ text: fit.t, full: n.label, owner: n.name, kind: "op", ...r, px: fit.fs * k });
-      return 1;
-    }
-    return 0;
+  /** What placing an op's label needs of the drawing under way (render/op_labels.ts). */
+  private labelCtx(): OpLabelContext {
+    return { ctx: this.ctx, text: this.text, placer: this.placer, palette: this.palette,
+      screenBox: (x0, y0, x1, y1) => this.screenBox(x0, y0, x1, y1) };
   }
 
   /** World box -> screen CSS px box under the current drawing's view. */
@@ -640,81 +500,6 @@ export class Renderer {
 /** Whether a view at scale k of this scene takes the tiled path. */
 export function useTiles(model: SceneModel, k: number): boolean {
   return model.nodes.length > LOD_MIN_NODES && k < LOD_MAX_K;
-}
-
-/** Appends an edge's polyline (smoothed through its bend points when `smooth`) to a path. */
-function edgePath(path: Path2D, pts: number[][], smooth: boolean, minStep = 0): void {
-  path.moveTo(pts[0][0], pts[0][1]);
-  if (smooth && pts.length > 2) {
-    for (let i = 1; i < pts.length - 1; i++) {
-      const [x1, y1] = pts[i];
-      const [x2, y2] = pts[i + 1];
-      const last = i + 1 === pts.length - 1;
-      path.quadraticCurveTo(x1, y1, last ? x2 : (x1 + x2) / 2, last ? y2 : (y1 + y2) / 2);
-    }
-  } else {
-    // zoomed out: drop bends closer than `minStep` (world units ~ 1.5 screen px) to the last kept one
-    let [lx, ly] = pts[0];
-    const last = pts.length - 1;
-    for (let i = 1; i < last; i++) {
-      const [x, y] = pts[i];
-      if (Math.abs(x - lx) + Math.abs(y - ly) < minStep) continue;
-      path.lineTo(x, y);
-      lx = x;
-      ly = y;
-    }
-    path.lineTo(pts[last][0], pts[last][1]);
-  }
-}
-
-function arrow(path: Path2D, from: number[], to: number[], size: number): void {
-  const dx = to[0] - from[0], dy = to[1] - from[1];
-  const len = Math.hypot(dx, dy) || 1;
-  const ux = dx / len, uy = dy / len;
-  path.moveTo(to[0], to[1]);
-  path.lineTo(to[0] - ux * size - uy * size * 0.5, to[1] - uy * size + ux * size * 0.5);
-  path.lineTo(to[0] - ux * size + uy * size * 0.5, to[1] - uy * size - ux * size * 0.5);
-  path.closePath();
-}
-
-/** Outline dashes (screen px) of groups that are no scope but were inferred (names or dataflow). */
-export const INFERRED_DASH = [5, 3];
-
-export function roundRect(ctx: CanvasRenderingContext2D, x: number, y: number, w: number, h: number, r: number): void {
-  r = Math.max(0, Math.min(r, w / 2, h / 2));
-  ctx.beginPath();
-  ctx.moveTo(x + r, y);
-  ctx.arcTo(x + w, y, x + w, y + h, r);
-  ctx.arcTo(x + w, y + h, x, y + h, r);
-  ctx.arcTo(x, y + h, x, y, r);
-  ctx.arcTo(x, y, x + w, y, r);
-  ctx.closePath();
-}
-
-/** Middles of an edge's segments, the longest segment first (where its label may go). */
-export function segmentMiddles(pts: number[][]): number[][] {
-  const segs: [number, number[]][] = [];
-  for (let i = 1; i < pts.length; i++) {
-    const [x0, y0] = pts[i - 1], [x1, y1] = pts[i];
-    segs.push([Math.hypot(x1 - x0, y1 - y0), [(x0 + x1) / 2, (y0 + y1) / 2]]);
-  }
-  segs.sort((a, b) => b[0] - a[0]);
-  return segs.map((s) => s[1]);
-}
-
-export function midpoint(pts: number[][]): number[] {
-  let total = 0;
-  for (let i = 1; i < pts.length; i++) total += Math.hypot(pts[i][0] - pts[i - 1][0], pts[i][1] - pts[i - 1][1]);
-  let half = total / 2;
-  for (let i = 1; i < pts.length; i++) {
-    const seg = Math.hypot(pts[i][0] - pts[i - 1][0], pts[i][1] - pts[i - 1][1]);
-    if (seg >= half && seg > 0) {
-      const t = half / seg;
-      return [pts[i - 1][0] + (pts[i][0] - pts[i - 1][0]) * t, pts[i - 1][1] + (pts[i][1] - pts[i - 1][1]) * t];
-    }
-    half -= seg;
-  }
-  return pts[0];
 }
 
 export type { Rect };

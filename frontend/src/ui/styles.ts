@@ -65,4 +65,20 @@ export const CSS = `
 .gx-nd-step{display:flex;align-items:center;gap:6px}
 .gx-nd-step input{flex:1;min-width:0}
 .gx-nd input[data-nd=thresholds]{flex:1;min-width:0}
+.gx-pane2{display:none;flex:1;min-width:0;flex-direction:column;border-left:3px double var(--border)}
+.gx-pane2.gx-on{display:flex}
+.gx-pane2>.gx-stage{flex:1}
+.gx-pane-head{display:flex;gap:8px;align-items:center;padding:3px 6px;background:var(--panel);border-bottom:1px solid var(--border);color:var(--muted);min-width:0}
+.gx-pane-head label{display:flex;gap:4px;align-items:center;white-space:nowrap}
+.gx-pane-head select{max-width:260px}
+.gx-pane-note{flex:1;min-width:0;font-size:12px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.gx-minimap-small{width:140px;height:105px}
+.gx-menu{position:absolute;right:10px;top:10px;display:none;width:340px;max-height:70%;overflow:auto;padding:8px 10px;background:var(--panel);border:1px solid var(--border);border-radius:4px;box-shadow:0 2px 6px rgba(0,0,0,.25);z-index:6}
+.gx-menu.gx-on{display:block}
+.gx-menu h3{margin:0 0 6px;font-size:13px}
+.gx-menu .gx-list{margin:6px 0;max-height:300px;overflow:auto}
+.gx-bookmark{display:flex;gap:8px;justify-content:space-between}
+.gx-bookmark .gx-link{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;min-width:0}
+.gx-del{color:var(--muted)!important;text-decoration:none!important}
+.gx-bad{color:var(--err-fg);background:var(--err-bg);padding:2px 4px;overflow-wrap:anywhere}
 `;
