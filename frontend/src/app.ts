@@ -251,8 +251,12 @@ export class App {
         if (ref) await this.split.open(ref);
         else this.split.close();
       },
-      modes: (color, trace) => {
+      modes: (color, trace, nodeData) => {
         if (color) this.ui.bar.color.value = this.colorMode = color;
+        if (nodeData && this.nodeData.choose(nodeData)) {
+          this.colorMode = "node_data";
+          this.ui.bar.color.value = nodeData; // its option comes with the tags if they are not listed yet
+        }
         if (trace) this.ui.bar.trace.value = this.traceMode = trace;
         this.refreshColors();
       },
@@ -273,7 +277,8 @@ export class App {
 
   private linkState(): LinkState | null {
     const split = this.split.ref;
-    return this.link.state(this.ref, this.expanded, this.st.selected, this.colorMode, this.traceMode,
+    const color = this.colorMode === "node_data" ? this.nodeData.choice() ?? "none" : this.colorMode;
+    return this.link.state(this.ref, this.expanded, this.st.selected, color, this.traceMode,
       this.compare.base ? refKey(this.compare.base) : null, split ? refKey(split) : null);
   }
 
@@ -283,6 +288,7 @@ export class App {
     if (!restore) return;
     this.restoring = true;
     this.ui.bar.color.value = this.colorMode = "none";
+    this.nodeData.choose("none");
     this.ui.bar.trace.value = this.traceMode = "off";
     void this.restore(restore);
   }

@@ -139,3 +139,34 @@ def test_unmatched_names_are_counted_and_listed(page, tensorboard_url, nd_logdir
     assert pixel(frame, "TinyNet/Sequential[layer1]") == (0xFF, 0x00, 0x00)  # 3 <= 5: the data's own colour
     assert "latency.json (max) · step 0" in frame.inner_text("[data-legend]")  # the file, not the upload id
     page.screenshot(path=str(SCREENSHOTS / "node_data_upload_unmatched.png"))
+
+
+def test_a_link_keeps_the_node_data_colouring(page, browser, tensorboard_url, nd_logdir):
+    """The deep link (and so a bookmark) names the node-data tag the graph is coloured by; a fresh
+    page opened on it colours by the same tag, its option chosen once the tags are listed."""
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(f"{tensorboard_url(nd_logdir)}/#graph_explorer")
+    frame = app_frame(page)
+    assert wait_settled(frame) == "ready", ds(frame, "error")
+    frame.wait_for_function("[...document.querySelectorAll('[data-picker=color] option')]"
+                            ".some(o => o.value.startsWith('nd:'))", timeout=30000)
+    choose_tag(frame, "nonfinite_count")
+    chosen = frame.input_value("[data-picker=color]")
+    frame.wait_for_function("decodeURIComponent(window.parent.location.hash).includes('nd:')", timeout=30000)
+    url = page.url
+    assert "p.graph_explorer.color=" in url
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        page2 = context.new_page()
+        errors = []
+        page2.on("pageerror", lambda e: errors.append(str(e)))
+        page2.goto(url)
+        frame2 = app_frame(page2)
+        frame2.wait_for_function("document.body.dataset.restored === 'true'", timeout=60000)
+        frame2.wait_for_function("document.body.dataset.nodeDataState === 'ready'", timeout=60000)
+        assert ds(frame2, "colorMode") == "node_data" and ds(frame2, "nodeDataTag") == "nonfinite_count"
+        frame2.wait_for_function(f"document.querySelector('[data-picker=color]').value === {json.dumps(chosen)}",
+                                 timeout=30000)
+        assert ds(frame2, "linkWarnings") == "0" and not errors
+    finally:
+        context.close()

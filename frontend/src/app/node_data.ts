@@ -19,7 +19,20 @@ export interface NodeDataHost {
   showError(message: string): void;
 }
 
-const PREFIX = "nd:";
+/** The colour select's value (and the deep link's `color`) naming a node-data tag: `nd:["run","tag"]`. */
+export const NODE_DATA_PREFIX = "nd:";
+const PREFIX = NODE_DATA_PREFIX;
+
+/** True when `value` names a node-data tag in the form `NodeDataPanel.choice` writes. */
+export function isNodeDataChoice(value: string): boolean {
+  if (!value.startsWith(PREFIX)) return false;
+  try {
+    const v: unknown = JSON.parse(value.slice(PREFIX.length));
+    return Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === "string");
+  } catch {
+    return false;
+  }
+}
 
 export class NodeDataPanel {
   readonly panel = el("section", { "data-node-data": "", className: "gx-nd" });
@@ -120,6 +133,11 @@ export class NodeDataPanel {
     document.body.dataset.nodeDataTag = tag;
     void this.fetch();
     return true;
+  }
+
+  /** The tag colouring the graph as the colour select's value (kept in the deep link), if any. */
+  choice(): string | null {
+    return this.current ? PREFIX + JSON.stringify([this.current.run, this.current.tag]) : null;
   }
 
   /** The scene changed (expand, collapse, another graph): fetch the values of what it shows. */

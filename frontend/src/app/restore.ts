@@ -9,6 +9,7 @@ import { COLOR_MODES, type ColorMode } from "../render/colors";
 import { kindsOf } from "../ui/toolbar";
 import { refFromKey } from "./compare";
 import type { LinkState } from "./deep_link";
+import { isNodeDataChoice } from "./node_data";
 import type { TraceMode } from "./trace";
 
 const TRACE_MODES: TraceMode[] = ["off", "inputs", "outputs", "both"];
@@ -18,6 +19,8 @@ export interface Restore {
   expanded: string[] | null; // null: the server's first view
   selected: string | null;
   color: ColorMode | null;
+  /** a node-data tag to colour by (app/node_data.ts's `nd:["run","tag"]`), instead of `color` */
+  nodeData: string | null;
   trace: TraceMode | null;
   compare: GraphRef | null;
   split: GraphRef | null; // the second pane's graph
@@ -60,8 +63,10 @@ export function resolveLink(listing: Listing, link: LinkState, fallback: GraphRe
   if (!ref) return null;
   const sameGraph = !!link.run && ref.run === link.run && ref.tag === (link.tag ?? ref.tag);
   let color: ColorMode | null = null;
+  let nodeData: string | null = null;
   if (link.color) {
     if (COLOR_MODES.some((m) => m.id === link.color)) color = link.color as ColorMode;
+    else if (isNodeDataChoice(link.color)) nodeData = link.color;
     else warn(`Unknown colour mode "${link.color}" in the link: colours off.`);
   }
   let trace: TraceMode | null = null;
@@ -90,6 +95,7 @@ export function resolveLink(listing: Listing, link: LinkState, fallback: GraphRe
     expanded: sameGraph && link.expanded ? link.expanded : null,
     selected: sameGraph && link.selected ? link.selected : null,
     color,
+    nodeData,
     trace,
     compare,
     split,
@@ -105,7 +111,7 @@ export interface RestoreHost {
   loadExpanded(groups: string[]): Promise<string | null>;
   compare(ref: GraphRef | null): Promise<void>; // compare with this graph, or stop comparing
   split(ref: GraphRef | null): Promise<void>; // the second pane on this graph, or closed
-  modes(color: ColorMode | null, trace: TraceMode | null): void;
+  modes(color: ColorMode | null, trace: TraceMode | null, nodeData: string | null): void;
   shown(name: string): boolean; // drawn in the scene now
   exists(name: string): Promise<boolean>; // in the graph (the server knows it)
   select(name: string): void;
@@ -137,7 +143,7 @@ export async function applyRestore(r: Restore, host: RestoreHost): Promise<void>
   }
   await host.compare(r.compare);
   await host.split(r.split);
-  if (r.color || r.trace) host.modes(r.color, r.trace);
+  if (r.color || r.trace || r.nodeData) host.modes(r.color, r.trace, r.nodeData);
   if (r.selected) {
     if (host.shown(r.selected)) host.select(r.selected);
     else if (await host.exists(r.selected)) await host.jump(r.selected);
