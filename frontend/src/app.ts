@@ -155,6 +155,7 @@ export class App {
       drawList: () => ({ labels: this.renderer.lastLabels, nodes: this.renderer.lastNodes, path: this.renderer.path,
         tiles: this.renderer.lastTiles }),
     });
+    ui.showProgress(null, "listing runs…"); // (the canvas shows the page background meanwhile)
     void this.loadListing();
   }
 
@@ -195,9 +196,11 @@ export class App {
   private async loadListing(): Promise<void> {
     try {
       this.listing = await this.listingAnswer;
+      this.ui.showProgress(null);
       markOnce("listing");
       this.compare.fill(this.listing);
     } catch (e) {
+      this.ui.showProgress(null);
       this.fail(e);
       return;
     }
