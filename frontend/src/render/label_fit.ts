@@ -78,7 +78,7 @@ export class TextFitter {
         tw = this.measure(text, fs);
       }
     }
-    if (tw <= avail) return { t: text, tw, fs };
+    if (tw <= avail + 1e-6) return { t: text, tw, fs }; // (shrunk to fit exactly: rounding may exceed it by an ulp)
     const t = this.cutMiddle(text, avail, fs) ?? this.cutEnd(text, avail, fs);
     return t === null ? null : { t, tw: this.measure(t, fs), fs };
   }
