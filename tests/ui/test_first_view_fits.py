@@ -14,7 +14,8 @@ navigation to the first painted scene, and checked:
   views used to open zoomed in on their bottom), and every labelled node on the canvas has its
   label at >= 9 px;
 - a group's label is cut only when the box has no room for it whole (measured with the canvas's
-  font at the size it was drawn).
+  font at the size it was drawn); a PyTorch ``Type[attribute]`` label is cut on its type
+  (``embeddings · BertEmbed…``), never on its attribute while the attribute fits.
 
 Screenshots: ``tests/_artifacts/screenshots/first_view_fit_<run>_<tag>.png``.
 """
@@ -149,6 +150,22 @@ def cut_with_room(frame, draw: dict) -> list[str]:
     return out
 
 
+ATTRIBUTE = re.compile(r"^([A-Za-z_][\w.]*)\[([^\]]+)\]( \(\d+\))?$")
+
+
+def attribute_lost(draw: dict) -> list[str]:
+    """Cut PyTorch module labels ``Type[attribute]`` that do not keep their attribute: the cut
+    text is ``attribute · Ty…`` (the type cut first), or the attribute alone."""
+    out = []
+    for lab in draw["labels"]:
+        m = ATTRIBUTE.match(lab["full"])
+        if not m or lab["text"] == lab["full"] or re.fullmatch(r"\d+\s*[-,][\d\s,\-]*", m.group(2)):
+            continue
+        if "·" in lab["text"] and not lab["text"].startswith(f"{m.group(2)} · "):
+            out.append(f"{lab['owner']}: {lab['text']!r} for {lab['full']!r} (the attribute is cut)")
+    return out
+
+
 def test_first_views_fit_the_window_readable_never_black(browser, tensorboard_url, fit_logdir):
     base = tensorboard_url(fit_logdir, min_runs=len(CORPUS) + 3 + 6)
     refs = graph_refs(base)
@@ -182,6 +199,7 @@ def test_first_views_fit_the_window_readable_never_black(browser, tensorboard_ur
                                  f"{x0:.0f},{y0:.0f} {n['w']:.0f}x{n['h']:.0f} in {w}x{h}")
             found += problems(draw, w, h)
             found += cut_with_room(frame, draw)
+            found += attribute_lost(draw)
             seen.append((run, tag, len(frames), sum(1 for n in draw["nodes"] if n["kind"] in LABELLED)))
             if found:
                 bad[f"{run}/{tag}"] = found[:8] + ([f"... {len(found) - 8} more"] if len(found) > 8 else [])
