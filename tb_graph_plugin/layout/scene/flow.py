@@ -113,9 +113,11 @@ def _layout(f: Flow) -> None:
 
 def _bands(f: Flow) -> None:
     f.label_room = op_label_room(f.h, f.res, f.o)
-    f.bands = fold_bands(f.res, f.o, f.label_room)
-    if f.bands == 1 and f.fit_h is not None:  # a group the first view opens: fit its room there
-        f.bands = fit_bands(f.bg, f.res, f.o, f.fit_h, f.cache.memo, f.label_room)
+    # a group the first view opens: the bands that fit its room there best; else (and any other
+    # group) as many as its aspect asks
+    f.bands = 1 if f.fit_h is None else fit_bands(f.bg, f.res, f.o, f.fit_h, f.cache.memo, f.label_room)
+    if f.bands == 1:
+        f.bands = fold_bands(f.res, f.o, f.label_room)
 
 
 def _fold(f: Flow) -> None:

@@ -62,10 +62,10 @@ def stack_columns(heights: list[float], col_w: float, o: SceneOptions, fit_h: Op
     n = len(heights)
     total = sum(heights) + o.series_gap * max(n - 1, 0)
     step = col_w + o.series_column_gap
-    if n >= 2 and total > o.series_max_aspect * col_w:
+    # a stack the first view opens, taller than its room there: the columns that fit it best
+    cols = 1 if fit_h is None else window_bands(total, step, o.series_column_gap, n // 2, o, fit_h)
+    if cols < 2 and n >= 2 and total > o.series_max_aspect * col_w:
         cols = max(2, min(n, round(math.sqrt(o.pack_aspect * total / step))))
-    else:  # a stack the first view opens, taller than its room there: the columns that fit it best
-        cols = 1 if fit_h is None else window_bands(total, step, o.series_column_gap, n // 2, o, fit_h)
     if cols < 2:
         return [list(range(n))]
     out, start = [], 0
