@@ -9,8 +9,9 @@ padding, the bridge ranks, the root's input and output), so the group opened at 
 (0 the outermost, -1 the root) gets ``fold_window height - fold_level * (i + 1)`` (at least
 ``o.fold_min_height``): :mod:`fold` folds a taller flow into bands, :mod:`series` wraps a taller
 stack into columns. Those rooms are a guess; the first view is laid out with them, and while its
-main graph (extracted side columns aside) does not fit ``o.fold_window``, again with every room
-scaled by the next of :data:`ROOM_SCALES` (the one that fits, else the one whose fit is largest).
+main graph (extracted side columns aside) does not fit ``o.fold_window`` and the last scaling
+helped, again with every room scaled by the next of :data:`ROOM_SCALES` (the rooms that fit, else
+those whose fit is largest).
 
 The rooms are a property of the Hierarchy and the options, computed once (kept in the
 :class:`~tb_graph_plugin.layout.scene.cache.LayoutCache`) and used by every scene, so a group is
@@ -67,10 +68,11 @@ def fit_heights(h: Hierarchy, o: SceneOptions, cache: LayoutCache, lay_out: LayO
         trial = cache if i == 0 else LayoutCache(memo=cache.memo)
         w, ht = main_extent(lay_out(h, visible, o, trial, rooms)[h.root.id])
         scale = min(win_w / max(w, 1.0), win_h / max(ht, 1.0))
-        if scale > best_scale:
-            best, best_scale, best_at = rooms, scale, i
-        if scale >= 1.0:
-            break
+        if scale >= 1.0 or scale <= best_scale:
+            if scale > best_scale:
+                best, best_scale, best_at = rooms, scale, i
+            break  # it fits, or smaller rooms stopped helping
+        best, best_scale, best_at = rooms, scale, i
     if best_at != 0:
         cache.groups.clear()  # laid out with the first trial's rooms
     cache.fit_heights[o] = best

@@ -69,8 +69,8 @@ def fit_bands(bg: BridgeGraph, res: LayoutResult, o: SceneOptions, fit_h: float,
               room: Optional[dict[str, float]] = None, most: int = 6) -> int:
     """How many bands fit the drawing ``res`` of ``bg`` into ``o.fold_window``'s width and
     ``fit_h`` (:func:`fold_height`) at the largest scale, folds of 2 .. ``most`` bands tried
-    (each fold's own drawings measured); 1 when the drawing fits already, or no fold's scale is
-    ``o.fold_gain`` times the unfolded one's."""
+    (each fold's own drawings measured) until the scale drops; 1 when the drawing fits already,
+    or no fold's scale is ``o.fold_gain`` times the unfolded one's."""
     if not o.layout.rankdir.vertical or res.height <= fit_h:
         return 1
     win_w = o.fold_window[0]
@@ -80,11 +80,14 @@ def fit_bands(bg: BridgeGraph, res: LayoutResult, o: SceneOptions, fit_h: float,
         width = max(extent(r, {nid: w for nid, w in (room or {}).items() if nid in r.positions}), o.meta_width)
         return min(win_w / width, fit_h / max(r.height, 1.0))
 
-    best, best_scale = 1, scale(res)
+    best, best_scale, last = 1, scale(res), 0.0
     for k in range(2, min(most, rows) + 1):
         got = scale(fold_layout(bg, res, k, o, memo, room)[0])
         if got > best_scale * (o.fold_gain if best == 1 else 1.0):
             best, best_scale = k, got
+        if got < last:
+            break  # past the best count: more bands only widen the drawing
+        last = got
     return best
 
 
