@@ -170,6 +170,7 @@ export class App {
     const pane = this.split.view;
     installPaneHooks("split", { vp: pane.vp, canvas: pane.canvas, model: () => pane.model,
       screen: () => pane.renderer.size(), redraw: () => pane.redraw() });
+    ui.showProgress(null, "listing runs…"); // (the canvas shows the page background meanwhile)
     void this.loadListing();
   }
 
@@ -210,12 +211,14 @@ export class App {
   private async loadListing(): Promise<void> {
     try {
       this.listing = await this.listingAnswer;
+      this.ui.showProgress(null);
       markOnce("listing");
       this.compare.fill(this.listing);
       void this.nodeData.loadTags();
       this.split.fill();
       this.bookmarks.load();
     } catch (e) {
+      this.ui.showProgress(null);
       this.fail(e);
       return;
     }

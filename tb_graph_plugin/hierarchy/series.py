@@ -7,8 +7,10 @@ consecutive numbers (``add_1 .. add_N``; a bare ``add`` counts as ``add_0``) for
 
 Block series generalize this to groups (ours): sibling groups whose labels differ in one
 number (``TransformerEncoderLayer[0..5]``, ``layers.0..N``, ``Block[i]``, ``block1..N``,
-``transformer_block_1.._N``, other digit runs fixed), whose numbers are consecutive and
-whose structural hash (phase 5) is equal form ``prefix[a-b]suffix`` when the run has at
+``transformer_block_1.._N``, other digit runs fixed), or in one letter that follows a number
+(Inception's ``Mixed_6b..6e``, EfficientNet's ``block6a..6d``: ``a`` is index 0), whose indices
+are consecutive and whose structural hash (phase 5) is equal form ``prefix[a-b]suffix``
+(``Mixed_6[b-e]``; inside a PyTorch label's brackets ``InceptionC[Mixed_6b-e]``) when the run has at
 least ``block_series_min_size`` members. Labels are read as layer names: when most siblings
 share a trailing uniquifier (a Keras 3 trace calls layer ``encoder_block_1``'s scope
 ``encoder_block_1_2``), each label's last ``_<n>`` is dropped first, and a bare
@@ -54,6 +56,7 @@ __all__ = ["detect_op_series", "detect_block_series"]
 _OP_SERIES = re.compile(r"(\D*)(\d+)$")  # matched from the label's start (``match(name, pos)``)
 _DIGITS = re.compile(r"(\d+)")
 _UNIQUIFIER = re.compile(r"_\d+$")
+_LETTER = re.compile(r"(?<=\d)[a-z](?![A-Za-z])")  # a block index that is a letter after a number: 6b, 2a
 
 
 def _runs(items: list[tuple[int, int]], min_size: int) -> list[list[tuple[int, int]]]:
@@ -71,13 +74,16 @@ def _runs(items: list[tuple[int, int]], min_size: int) -> list[list[tuple[int, i
     return out
 
 
-def _series_name(h: Hierarchy, g, run, prefix: str, suffix: str) -> tuple[str, str]:
-    """(hierarchy name, label) the SeriesNode of ``run`` inside ``g`` gets if made now."""
+def _series_name(h: Hierarchy, g, run, prefix: str, suffix: str, letters: bool = False) -> tuple[str, str]:
+    """(hierarchy name, label) the SeriesNode of ``run`` inside ``g`` gets if made now;
+    ``letters``: the indices are letters (0 is ``a``)."""
     lo, hi = run[0][0], run[-1][0]
-    if prefix.endswith("[") and suffix.startswith("]"):
-        label = f"{prefix}{lo}-{hi}{suffix}"  # Layer[0] .. Layer[5] -> Layer[0-5]
+    if letters:
+        lo, hi = chr(ord("a") + lo), chr(ord("a") + hi)
+    if (prefix.endswith("[") and suffix.startswith("]")) or (letters and "[" in prefix and suffix.startswith("]")):
+        label = f"{prefix}{lo}-{hi}{suffix}"  # Layer[0] .. Layer[5] -> Layer[0-5]; InceptionC[Mixed_6b-e]
     else:
-        label = f"{prefix}[{lo}-{hi}]{suffix}"
+        label = f"{prefix}[{lo}-{hi}]{suffix}"  # block2[a-c]
     base = "" if g.parent < 0 else g.name + "/"
     name = base + label
     while name in h.group_index or name in h.slim.index:
@@ -85,9 +91,9 @@ def _series_name(h: Hierarchy, g, run, prefix: str, suffix: str) -> tuple[str, s
     return name, label
 
 
-def _make_series(h: Hierarchy, g, run, prefix: str, suffix: str, kind: str):
+def _make_series(h: Hierarchy, g, run, prefix: str, suffix: str, kind: str, letters: bool = False):
     """Create the SeriesNode of one run (members re-parented); caller fixes g.children."""
-    name, label = _series_name(h, g, run, prefix, suffix)
+    name, label = _series_name(h, g, run, prefix, suffix, letters)
     members = [c for _, c in run]
     s = add_group(h, name, label, g.id, cls=SeriesNode, series_kind=kind, prefix=prefix,
                   suffix=suffix, indices=[i for i, _ in run])
@@ -216,6 +222,9 @@ def detect_block_series(h: Hierarchy) -> list:
             for p in range(1, len(parts), 2):
                 key = (tuple(parts[:p]), tuple(parts[p + 1:]), h.groups[c - n].structure_hash)
                 keyed.setdefault(key, []).append((int(parts[p]), c))
+            for m in _LETTER.finditer(label):  # Mixed_6b .. Mixed_6e, block2a .. block2c: the index is a letter
+                key = ((label[:m.start()],), (label[m.end():],), h.groups[c - n].structure_hash, "letter")
+                keyed.setdefault(key, []).append((ord(m.group()) - ord("a"), c))
         for c, label in bare:  # encoder_block before encoder_block_1 .. _5 is index 0 (stock: add, add_1)
             key = ((label + "_",), ("",), h.groups[c - n].structure_hash)
             if key in keyed:
@@ -238,9 +247,10 @@ def detect_block_series(h: Hierarchy) -> list:
                 continue  # not a chain, or a cycle: its members may still join another run
             claimed.update(c for _, c in run)
             prefix, suffix = "".join(key[0]), "".join(key[1])
-            if ungrouped and _series_name(h, g, run, prefix, suffix)[0] in ungrouped:
+            letters = len(key) == 4  # (prefix, suffix, hash, "letter")
+            if ungrouped and _series_name(h, g, run, prefix, suffix, letters)[0] in ungrouped:
                 continue  # ungrouped: its members stay children of g (and stay claimed)
-            here.append(_make_series(h, g, run, prefix, suffix, "block"))
+            here.append(_make_series(h, g, run, prefix, suffix, "block", letters))
         if here:
             _replace_children(g, here)
             _reroute_metaedges(g, here)

@@ -123,7 +123,7 @@ def _fit(text: str, avail: float, px: float, min_px: float) -> Optional[tuple[st
         px2 = max(px * 0.8, min_px, px * avail / w)
         if px2 < px:
             px, w = px2, text_width(text, px2)
-    if w <= avail:
+    if w <= avail + 1e-6:  # (shrunk to fit exactly: rounding may exceed it by an ulp)
         return text, px
     lo, hi = 0, len(text)
     while lo < hi:

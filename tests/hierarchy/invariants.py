@@ -47,7 +47,8 @@ def check_invariants(h: Hierarchy) -> None:
             label = h.leaf_name(c)  # the index is in the name (an op's label may be its op type)
             layer = re.sub(r"_\d+$", "", label)  # a Keras 3 trace scope without its uniquifier
             assert re.search(rf"(?<!\d){k}(?!\d)", label) or (k == 0 and not re.search(
-                r"\d", layer)), (label, k)  # a bare "add" is add_0
+                r"\d", layer)) or (k < 26 and re.search(rf"\d{chr(ord('a') + k)}(?![A-Za-z])", label)), (
+                label, k)  # a bare "add" is add_0; a letter index (Mixed_6b) counts from a = 0
             assert h.series_of(c) == s.id
     # templates: shared ids only, same hash inside one template
     for tid, members in h.templates.items():

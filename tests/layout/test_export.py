@@ -106,3 +106,17 @@ def test_svg_of_first_views_names_every_node_without_overlaps(real_logs, kind):
     named = [n for n in scene.nodes if n.kind in (wire.NodeKind.OP, wire.NodeKind.META, wire.NodeKind.SERIES)]
     missing = [n.name for n in named if n.name not in owners]
     assert missing == []
+
+
+def test_regression_a_label_shrunk_to_its_room_is_not_cut():
+    """Issue 23: ``0 · TransformerEncoderL…`` on a box whose room held the whole label at the
+    shrunk size: the size is chosen so that the text fills the room exactly, and the width at
+    that size came out a rounding ulp wider, so the label was cut (the canvas's TextFitter had the
+    same bug)."""
+    from tb_graph_plugin.layout.labels import _fit, text_width
+
+    for text in ("TransformerEncoderLayer[0]", "BertEmbeddings[embeddings]", "create_bidirectional_mask()"):
+        w = text_width(text, 10.0)
+        for i in range(201):
+            avail = w * (0.8 + 0.2 * i / 200)  # room for the whole label shrunk to 80%..100%
+            assert _fit(text, avail, 10.0, 7.0)[0] == text, (text, avail)

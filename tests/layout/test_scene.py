@@ -3,6 +3,7 @@ edges end on borders, series members stacked in order, only changed groups re-la
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import random
@@ -240,7 +241,7 @@ def _skip_graph_hierarchy(length: int = 30):
 
 def test_long_skip_edges_become_stubs():
     h = _skip_graph_hierarchy()
-    o = SceneOptions(fold_aspect=float("inf"))  # the long-edge rule alone (folding a tall chain: test_scene_pack.py)
+    o = SceneOptions(fold_aspect=float("inf"), fold_window=(float("inf"), float("inf")))  # the long-edge rule alone (folding a tall chain: test_scene_pack.py, test_first_view_fit.py)
     scene = build_scene(h, REF, ["net"], o, cache=LayoutCache())
     check_scene(h, scene)
     stubs = {n.name: n for n in scene.nodes if n.kind == wire.NodeKind.STUB}
@@ -250,7 +251,7 @@ def test_long_skip_edges_become_stubs():
     out_stub = next(n for n in stubs.values() if n.of == "net/tail")
     assert [e for e in scene.edges if (e.source, e.target) == ("net/head", out_stub.name)]
     assert out_stub.label.endswith("tail")
-    uncut = build_scene(h, REF, ["net"], SceneOptions(stub_min_span=0, fold_aspect=float("inf")), cache=LayoutCache())
+    uncut = build_scene(h, REF, ["net"], dataclasses.replace(o, stub_min_span=0), cache=LayoutCache())
     assert not [n for n in uncut.nodes if n.kind == wire.NodeKind.STUB]
     assert [e for e in uncut.edges if (e.source, e.target) == ("net/head", "net/tail")]
     short = build_scene(_skip_graph_hierarchy(10), REF, ["net"], o, cache=LayoutCache())

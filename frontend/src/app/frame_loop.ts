@@ -24,7 +24,8 @@ export class FrameLoop {
   private miniTimer = 0;
   private miniToken = 0;
   private settleTimer = 0;
-  /** the canvas shows nothing yet (its CSS background): a frame without a scene may skip it */
+  /** the canvas shows nothing yet (the page background Renderer.clear filled it with on
+   * creation, resize and theme change): a frame without a scene may skip it */
   private blank = true;
 
   constructor(

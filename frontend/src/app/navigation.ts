@@ -1,11 +1,10 @@
-// Moving the view to what the user asks for: fit to screen (the first fit keeps the main
-// graph readable) and jump to a node anywhere (a search hit: app/search.ts), opening the groups that hold it by the server's ancestry (SearchHit.ancestors:
+// Moving the view to what the user asks for: fit to screen (the first fit shows the main
+// graph whole) and jump to a node anywhere (a search hit: app/search.ts), opening the groups that hold it by the server's ancestry (SearchHit.ancestors:
 // names lie about nesting after scope inference and wide-group splits).
 import * as api from "../api/client";
 import type { GraphRef, SearchHit } from "../api/types";
 import type { SceneModel } from "../render/model";
 import type { Viewport } from "../render/viewport";
-import { OP_LABEL_PX, READABLE_LABEL_PX } from "../render/renderer";
 
 export interface NavHost {
   readonly vp: Viewport;
@@ -20,33 +19,24 @@ export interface NavHost {
   showError(message: string): void;
 }
 
-/** Fit the main (non-extracted) graph so a TF2 trace's tall side column cannot shrink it. If the
- * fit is too small for labels (an op's label under READABLE_LABEL_PX on screen), open at the
- * readable zoom on the graph's entry instead (rankdir BT: the bottom of the main graph, centred
- * on its lowest node); the minimap shows the whole. */
+/** Fit the main (non-extracted) graph so a TF2 trace's tall side column cannot shrink it: the
+ * first view shows the whole model (issue 23). The server folds a flow taller than the window a
+ * first view has into bands side by side (layout/scene/fold.py), so that this fit keeps labels
+ * >= READABLE_LABEL_PX; a first view that is still too big (a JIT trace's loose glue ops) opens
+ * whole, smaller, rather than zoomed in on one end of it. */
 export function fitMain(vp: Viewport, m: SceneModel, w: number, h: number): void {
   const main = m.nodes.filter((n) => !n.extracted && n.parent === null);
   if (!main.length) return vp.fit(m.bounds, w, h);
   let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-  let entry = main[0];
   for (const n of main) {
     x0 = Math.min(x0, n.x - n.width / 2); y0 = Math.min(y0, n.y - n.height / 2);
     x1 = Math.max(x1, n.x + n.width / 2); y1 = Math.max(y1, n.y + n.height / 2);
-    if (n.y + n.height / 2 > entry.y + entry.height / 2) entry = n;
   }
-  vp.fit({ x0, y0, x1, y1 }, w, h);
-  const readable = READABLE_LABEL_PX / OP_LABEL_PX + 1e-3;
-  if (vp.k < readable) {
-    vp.k = readable;
-    // the entry's bottom 30 px above the canvas bottom, horizontally centred on it, clamped so
-    // that the view does not leave the graph's box when the graph is wider than the canvas
-    let tx = w / 2 - entry.x * readable;
-    tx = Math.min(20 - x0 * readable, Math.max(w - 20 - x1 * readable, tx));
-    if ((x1 - x0) * readable < w - 40) tx = w / 2 - ((x0 + x1) / 2) * readable;
-    vp.tx = tx;
-    vp.ty = h - 30 - (entry.y + entry.height / 2) * readable;
-  }
+  vp.fit({ x0, y0, x1, y1 }, w, h, FIRST_FIT_PAD);
 }
+
+/** The first fit's margin (CSS px): the server's fold window (SceneOptions.fold_window) assumes it. */
+export const FIRST_FIT_PAD = 12;
 
 /** Selects a node anywhere: expands the groups holding it, then pans to it. */
 export async function jump(host: NavHost, name: string, ancestors?: string[]): Promise<void> {

@@ -1,11 +1,12 @@
 // Fitting a label into the room its node gives it: measured once per text (a cache of widths at
 // 10 px), shrunk a little, then cut. A cut keeps what tells siblings apart: a PyTorch
-// `Type[attribute]` puts its attribute first (labels.ts: attributeFirst), and a long name whose
+// `Type[attribute]` puts its attribute first and cuts the type (`embeddings · BertEmbed…`, the
+// attribute alone when even that does not fit; labels.ts: attributeParts), and a long name whose
 // last part carries an index is cut in the middle (`convnext_tiny_stage_0` -> `conv…stage_0`,
 // `ƒ _conv_xla_2572` -> `ƒ _co…xla_2572`): Keras prefixes every layer with the model's name and
 // TensorFlow suffixes every function with a number, so cut at the end they all read the same.
 // Any other label is cut at the end. The full label stays in the tooltip and the info pane.
-import { attributeFirst } from "./labels";
+import { attributeParts } from "./labels";
 
 /** The smallest on-screen size a first view shows every label at (every node of a first view named). */
 export const READABLE_LABEL_PX = 9;
@@ -64,8 +65,21 @@ export class TextFitter {
     if (!fit || fit.t === text) return fit;
     // cut: a PyTorch `Type[attribute] (n)` keeps its attribute, the part that differs
     const m = /^(.*?)( \(\d+\))?$/.exec(text)!;
-    const alt = attributeFirst(m[1]);
-    return alt ? this.fitPlain(alt + (m[2] ?? ""), avail, fs, k) : fit;
+    const parts = attributeParts(m[1]);
+    return parts ? this.fitAttributeFirst(parts[0], parts[1], m[2] ?? "", avail, fs, k) : fit;
+  }
+
+  /** `attribute · Type (n)` in `avail`: whole (shrunk as fitPlain shrinks), else the type cut
+   * first (`embeddings · BertEmbed…`), else the attribute alone with the usual cuts. */
+  private fitAttributeFirst(attr: string, type: string, card: string, avail: number, fs: number, k: number): Fit | null {
+    const whole = `${attr} · ${type}${card}`;
+    const size = this.fitPlain(whole, avail, fs, k);
+    if (!size) return null;
+    if (size.t === whole) return size;
+    const make = (h: number) => `${attr} · ${type.slice(0, h)}…${card}`;
+    const h = this.longestHead(type, type.length, make, avail, size.fs);
+    if (h > 0) return { t: make(h), tw: this.measure(make(h), size.fs), fs: size.fs };
+    return this.fitPlain(attr + card, avail, fs, k);
   }
 
   private fitPlain(text: string, avail: number, fs: number, k: number): Fit | null {
@@ -78,7 +92,7 @@ export class TextFitter {
         tw = this.measure(text, fs);
       }
     }
-    if (tw <= avail) return { t: text, tw, fs };
+    if (tw <= avail + 1e-6) return { t: text, tw, fs }; // (shrunk to fit exactly: rounding may exceed it by an ulp)
     const t = this.cutMiddle(text, avail, fs) ?? this.cutEnd(text, avail, fs);
     return t === null ? null : { t, tw: this.measure(t, fs), fs };
   }

@@ -99,12 +99,13 @@ const ATTRIBUTE = /^([A-Za-z_][\w.]*)\[([^\]]+)\]$/;
 const RANGE = /^\d+\s*[-,][\d\s,\-]*$/; // a series' index range (`mixed[4-7]`), not an attribute or index
 
 /**
- * The shortened form of a label that does not fit: a PyTorch module label `Type[attribute]`
- * puts the attribute first, the part that differs between siblings (`Sequential[layer1]` ->
- * `layer1 · Sequential`), so that the cut falls on the type; null for other labels (they are cut
- * at the end). The full label stays in the info pane and the tooltip.
+ * A PyTorch module label `Type[attribute]` that does not fit is shortened attribute first, the
+ * part that differs between siblings (`Sequential[layer1]` -> `layer1 · Sequential`, cut on the
+ * type: label_fit.ts); other labels are cut as they are. The full label stays in the info pane
+ * and the tooltip. `[attribute, Type]` of such a label, else null (a series' index range is no
+ * attribute).
  */
-export function attributeFirst(label: string): string | null {
+export function attributeParts(label: string): [string, string] | null {
   const m = ATTRIBUTE.exec(label);
-  return m && !RANGE.test(m[2]) ? `${m[2]} · ${m[1]}` : null;
+  return m && !RANGE.test(m[2]) ? [m[2], m[1]] : null;
 }

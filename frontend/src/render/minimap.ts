@@ -1,7 +1,7 @@
 // Minimap: the whole scene drawn once into an offscreen bitmap (rebuilt only when the scene,
 // colours, theme or removed nodes change; its pixels written directly), plus the viewport rectangle
 // drawn on top each frame: panning and zooming only copy the bitmap and stroke the rectangle.
-// Dragging / clicking in it moves the main view.
+// Dragging / clicking in it moves the main view. Hidden while the whole scene is on screen.
 import type { Palette } from "./colors";
 import type { SceneModel } from "./model";
 import { NO_SLICING, type Slicer } from "./slicer";
@@ -85,8 +85,13 @@ export class Minimap {
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.clearRect(0, 0, this.canvas.width, this.canvas.height);
     if (!this.cache) return;
-    ctx.drawImage(this.cache, 0, 0);
     const r = vp.visible(mainW, mainH);
+    // the whole scene on screen (a first view): the minimap would only cover part of it
+    const b = this.model?.bounds;
+    const whole = !!b && r.x0 <= b.x0 && r.y0 <= b.y0 && r.x1 >= b.x1 && r.y1 >= b.y1;
+    this.canvas.style.visibility = whole ? "hidden" : "";
+    this.canvas.dataset.hidden = String(whole);
+    ctx.drawImage(this.cache, 0, 0);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.strokeStyle = palette.selected;
     ctx.lineWidth = 1.5;

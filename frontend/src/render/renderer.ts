@@ -86,11 +86,21 @@ export class Renderer {
     if (!ctx) throw new Error("Canvas 2D is not available in this browser");
     this.ctx = this.screenCtx = ctx;
     this.text = new TextFitter(ctx);
+    this.clear();
   }
 
   setDark(dark: boolean): void {
     this.dark = dark;
     this.palette = dark ? DARK : LIGHT;
+    this.clear();
+  }
+
+  /** Fills the canvas with the page background. The canvas is opaque ({alpha: false}): a new
+   * or resized one is black until drawn on, and the first scene may take seconds to come. */
+  clear(): void {
+    this.ctx.setTransform(1, 0, 0, 1, 0, 0);
+    this.ctx.fillStyle = this.palette.background;
+    this.ctx.fillRect(0, 0, this.canvas.width, this.canvas.height);
   }
 
   /** CSS-pixel size of the canvas. */
@@ -105,6 +115,7 @@ export class Renderer {
     if (this.canvas.width !== W || this.canvas.height !== H) {
       this.canvas.width = W;
       this.canvas.height = H;
+      this.clear(); // (a resized canvas is black; the scene's drawing may be frames away)
     }
   }
 

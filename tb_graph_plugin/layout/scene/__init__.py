@@ -8,7 +8,8 @@ The pipelines are two lists. :data:`SCENE` (:mod:`~tb_graph_plugin.layout.scene.
 2. ``group_layouts``   bottom-up, per visible expanded group, cached in the caller's
                        :class:`LayoutCache`: ``group.layout_group``, a series as a stack
                        (``series.layout_series``; a tall stack wraps into columns), any other
-                       group through :data:`FLOW`
+                       group through :data:`FLOW`; the groups the first view opens get the
+                       room ``fit.fit_heights`` gives them (once per Hierarchy and options)
 3. ``place``           each group placed into its parent, absolute coordinates
 4. ``scene``           the wire Scene and its stats
 
@@ -26,8 +27,9 @@ The pipelines are two lists. :data:`SCENE` (:mod:`~tb_graph_plugin.layout.scene.
 6. ``pack``            (packed) one layout per component in a grid, rows wrapped at
                        ``pack_aspect``, bridges -> stubs per component (``pack.pack_layout``)
 7. ``layout``          (not packed) the layered engine (``tb_graph_plugin.layout.layout``)
-8. ``fold``            (a drawing taller than ``fold_aspect`` x its width) bands side by side,
-                       cut edges -> stubs (``fold.fold_layout``)
+8. ``fold``            (a drawing taller than ``fold_aspect`` x its width, or than the room
+                       a first view gives it: ``fold.fit_bands``) bands side by side, cut where
+                       fewest edges cross, cut edges -> stubs (``fold.fold_layout``)
 9.-13.                 ``frame``, ``border``, ``place_children``, ``place_bridges``,
                        ``place_stubs`` (``frame``): side columns, bridges on the border (in
                        rows below the header when many), embeddings beside their op

@@ -7,7 +7,8 @@ Each group layout is cached in the caller's :class:`LayoutCache` under (group, t
 groups below it, options): a sibling's layout is reused untouched when another group is expanded.
 
 The steps of :data:`SCENE`, in order: ``visible`` (the expanded groups whose ancestors are all
-expanded), ``group_layouts`` (bottom-up, cached), ``place`` (each group's layout into its
+expanded), ``group_layouts`` (bottom-up, cached; each group the first view opens folded to
+the room :mod:`fit` gives it, the same in every scene), ``place`` (each group's layout into its
 parent's box, absolute coordinates), ``scene`` (the wire Scene and its stats).
 
 Pre: a Hierarchy; ``expanded`` names groups (the root is always expanded; a group whose
@@ -26,6 +27,7 @@ from tb_graph_plugin import wire
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.split import is_artificial
 from tb_graph_plugin.layout.scene.cache import LayoutCache
+from tb_graph_plugin.layout.scene.fit import fit_heights
 from tb_graph_plugin.layout.scene.group import GroupLayout, layout_group
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.placed import PlacedNode
@@ -46,8 +48,13 @@ def visible_expanded(h: Hierarchy, expanded: Iterable[str]) -> set[int]:
     return {g for g in want if g == root or all(a in want for a in h.ancestors(g))}
 
 
-def group_layouts(h: Hierarchy, visible: set[int], o: SceneOptions, cache: LayoutCache) -> dict[int, GroupLayout]:
-    """GroupLayout of every visible expanded group, children before parents."""
+def group_layouts(h: Hierarchy, visible: set[int], o: SceneOptions, cache: LayoutCache,
+                  rooms: Optional[dict[int, float]] = None) -> dict[int, GroupLayout]:
+    """GroupLayout of every visible expanded group, children before parents; ``rooms``: the
+    height the first view gives each group it opens (:mod:`fit`; None: computed, or taken from
+    ``cache``)."""
+    if rooms is None:
+        rooms = fit_heights(h, o, cache, group_layouts)
     below: dict[int, set[int]] = {g: set() for g in visible}
     for g in visible:
         for a in h.ancestors(g):
@@ -70,7 +77,7 @@ def group_layouts(h: Hierarchy, visible: set[int], o: SceneOptions, cache: Layou
                 else:
                     sizes[c] = collapsed_size(h, c, o)
             t = time.perf_counter()
-            got = layout_group(h, gid, sizes, o, is_root=(gid == root), cache=cache)
+            got = layout_group(h, gid, sizes, o, is_root=(gid == root), cache=cache, fit_h=rooms.get(gid))
             got.seconds = time.perf_counter() - t
             cache.groups.put(key, got)
         out[gid] = got

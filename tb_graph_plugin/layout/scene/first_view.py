@@ -12,9 +12,12 @@ XLA-compiled grouped convolutions, nested ``tf.function``) are definitions, not 
 whose 18 ``_conv_xla`` functions sit beside ``convnext_tiny_1`` opens on its model like any other.
 
 Inside an opened group, a dominant stack of repeated blocks (its children are groups of one
-template, or one series) is opened however many small siblings it has, and also one level past
-``max_depth``: a decoder's ``layers``, whose ``LlamaDecoderLayer[0..23]`` are what its authors
-draw first (GPT-2's ``h`` sits among 12 position-id and embedding ops).
+template, or one series) is opened however many small siblings it has, and also past
+``max_depth`` (at most ``extra_depth`` levels): a decoder's ``layers``, whose
+``LlamaDecoderLayer[0..23]`` are what its authors draw first (GPT-2's ``h`` sits among 12
+position-id and embedding ops), and the series ``ViTLayer[0-11]`` that is all a ViT's encoder
+holds (it showed as one closed stack: issue 23). So is a group that is all its parent holds
+(opening the parent showed one box: a Swin's ``encoder`` is its ``layers``).
 
 Pre: a Hierarchy. Post: a list of group names, outermost first, each the parent of the next;
 empty when the top level already shows the structure (many children, or no dominant group).
@@ -29,13 +32,26 @@ from __future__ import annotations
 
 from tb_graph_plugin.hierarchy.model import Hierarchy, SeriesNode
 
-__all__ = ["first_view_expanded"]
+__all__ = ["first_view_expanded", "first_view_levels"]
 
 
-def first_view_expanded(h: Hierarchy, max_children: int = 8, min_share: float = 0.6, max_depth: int = 2) -> list[str]:
-    opened: list[str] = []
+def first_view_expanded(h: Hierarchy, max_children: int = 8, min_share: float = 0.6, max_depth: int = 2,
+                        extra_depth: int = 2) -> list[str]:
+    return [h.name_of(g) for g in _first_view_ids(h, max_children, min_share, max_depth, extra_depth)]
+
+
+def first_view_levels(h: Hierarchy) -> dict[int, int]:
+    """Group id -> how deep the first view nests it: -1 for the root, 0 for the outermost group
+    :func:`first_view_expanded` opens, 1 for the next ... (the layout folds these groups to fit
+    the window a first view has, less the room the levels around them take: ``fold.py``)."""
+    return {h.root.id: -1, **{g: i for i, g in enumerate(_first_view_ids(h))}}
+
+
+def _first_view_ids(h: Hierarchy, max_children: int = 8, min_share: float = 0.6, max_depth: int = 2,
+                    extra_depth: int = 2) -> list[int]:
+    opened: list[int] = []
     gid = h.root.id
-    for depth in range(max_depth + 1):
+    for depth in range(max_depth + extra_depth + 1):
         children = [c for c in h.group(gid).children if not _is_library_function(h, c)]
         total = sum(h.cardinality(c) for c in children)
         groups = [c for c in children if h.is_group(c) and h.cardinality(c) > 1]
@@ -45,9 +61,12 @@ def first_view_expanded(h: Hierarchy, max_children: int = 8, min_share: float = 
         if h.cardinality(best) < min_share * total:
             break
         stack = _is_block_stack(h, best)
-        if (len(children) > max_children and not (opened and stack)) or (depth == max_depth and not stack):
+        only = len(children) == 1  # the group just opened shows one box: open it too
+        if len(children) > max_children and not (opened and stack):
             break
-        opened.append(h.name_of(best))
+        if depth >= max_depth and not (stack or only):
+            break
+        opened.append(best)
         gid = best
     return opened
 

@@ -7,8 +7,9 @@
 5. ``components``      weakly connected components; packed or not (``pack.should_pack``)
 6. ``pack``            (packed) a grid of components, bridges -> a stub per component (``pack``)
 7. ``layout``          (not packed) the BridgeGraph through the layered engine
-8. ``bands``           (not packed) how many bands, counting the op labels' room (``fold.fold_bands``)
-9. ``fold``            (drawing taller than ``fold_aspect``) bands side by side (``fold``)
+8. ``bands``           (not packed) how many bands, counting the op labels' room (``fold.fold_bands``;
+                       a group the first view opens: ``fold.fit_bands``)
+9. ``fold``            (drawing taller than ``fold_aspect``, or than a first view's room) bands side by side (``fold``)
 10.-14.                the group box and what is placed in it (:mod:`~tb_graph_plugin.layout.scene.frame`):
                        ``frame`` (side columns, box size), ``border`` (bridges spread on the border,
                        in rows when many), ``place_children``, ``place_bridges``, ``place_stubs``
@@ -21,6 +22,7 @@ out before: bottom-up). Post: the :mod:`group` post-conditions.
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.layout import LayoutResult, layout
@@ -29,7 +31,7 @@ from tb_graph_plugin.layout.scene.bridge import BoundaryEdge, boundary_edges
 from tb_graph_plugin.layout.scene.bridge_graph import bridge_graph
 from tb_graph_plugin.layout.scene.cache import LayoutCache
 from tb_graph_plugin.layout.scene.endpoint import Bridge, BridgeGraph, Endpoint, FlowEdge, Partition, StubNode
-from tb_graph_plugin.layout.scene.fold import fold_bands, fold_layout
+from tb_graph_plugin.layout.scene.fold import fit_bands, fold_bands, fold_layout
 from tb_graph_plugin.layout.scene.frame import (Frame, measure, place_bridge_nodes, place_children, place_stub_nodes,
                                                spread_bridges)
 from tb_graph_plugin.layout.scene.options import SceneOptions
@@ -53,6 +55,7 @@ class Flow:
     o: SceneOptions
     is_root: bool
     cache: LayoutCache
+    fit_h: Optional[float] = None  # the height a first view gives this flow (fold.fold_height)
     bounds: list[BoundaryEdge] = dataclasses.field(default_factory=list)
     part: Partition = dataclasses.field(init=False)
     bg: BridgeGraph = dataclasses.field(init=False)
@@ -110,7 +113,11 @@ def _layout(f: Flow) -> None:
 
 def _bands(f: Flow) -> None:
     f.label_room = op_label_room(f.h, f.res, f.o)
-    f.bands = fold_bands(f.res, f.o, f.label_room)
+    # a group the first view opens: the bands that fit its room there best; else (and any other
+    # group) as many as its aspect asks
+    f.bands = 1 if f.fit_h is None else fit_bands(f.bg, f.res, f.o, f.fit_h, f.cache.memo, f.label_room)
+    if f.bands == 1:
+        f.bands = fold_bands(f.res, f.o, f.label_room)
 
 
 def _fold(f: Flow) -> None:
@@ -174,9 +181,10 @@ FLOW: Pipeline[Flow] = Pipeline("flow", [
 
 
 def layout_flow(h: Hierarchy, gid: int, sizes: dict[int, tuple[float, float]], o: SceneOptions,
-                is_root: bool, cache: LayoutCache) -> GroupLayout:
-    """Group ``gid`` laid out by :data:`FLOW` (see the module doc)."""
-    f = FLOW.run(Flow(h, gid, sizes, o, is_root, cache))
+                is_root: bool, cache: LayoutCache, fit_h: Optional[float] = None) -> GroupLayout:
+    """Group ``gid`` laid out by :data:`FLOW` (see the module doc); ``fit_h``: the height a first
+    view gives it (``fold.fold_height``), None for a group the first view does not open."""
+    f = FLOW.run(Flow(h, gid, sizes, o, is_root, cache, fit_h))
     return GroupLayout(f.frame.width, f.frame.height, f.nodes, f.edges,
                        engine="pack" if f.packed else f.res.engine_used.value,
                        seconds=f.res.timings.get("total", 0.0))

@@ -2,15 +2,28 @@
 
 Ours, after the newspaper-column idea of ELK's ``wrapping`` strategies ([ELK] Layered: graph
 wrapping, single-edge / multi-edge wrapping: a long, narrow layered drawing is cut between
-layers into chunks placed next to each other). InceptionV3's model group is a chain of 27
-modules, 110 x 1,326 px (aspect 12:1) when drawn as one column. A group's drawing whose height
-exceeds ``o.fold_aspect`` times its width is cut into ``k`` bands of about equal height along
-the rank axis (cuts between ranks, at node centres), each band laid out on its own and placed
-left to right in flow order (band 0, where the flow starts, on the left), bottoms aligned, each as
-wide as its drawing plus the labels its ops show on their right (a band of ops packed at the
-ellipses' width hid its labels under the next band: a Keras UNet's layers read ``d…``). An
-edge between two bands becomes two labelled stubs, as :mod:`~tb_graph_plugin.layout.scene.stubs`
-cuts long edges ([NGRAPH-VIS]): ``→ target`` at its source and ``← source`` at its target.
+layers into chunks placed next to each other, the cuts chosen where few edges cross them).
+InceptionV3's model group is a chain of 27 modules, 110 x 1,326 px (aspect 12:1) when drawn as
+one column. A group's drawing is folded into ``k`` bands when
+
+- it is taller than ``o.fold_aspect`` times its width (``k`` from ``o.pack_aspect``), or
+- the first view opens the group (``first_view.first_view_levels``) and its drawing is taller
+  than its room there (:func:`fold_height`: ``o.fold_window``, the whole first view at a
+  readable zoom, less ``o.fold_level`` per level of groups around it), and ``k`` bands fit that
+  room at a scale ``o.fold_gain`` times the unfolded drawing's or more (``k``: the count with
+  the largest such scale, each fold of 2 .. 6 bands tried and measured: :func:`fit_bands`): a ResNet50's 16 blocks, a UNet's 24 layers open readable and whole
+  instead of zoomed in on their first rows (issue 23). Which groups the first view opens is a
+  property of the Hierarchy, so a group is drawn the same in every expansion state.
+
+The ``k - 1`` cuts are between ranks, each at the gap with the fewest edges across it within a
+third of a band of its place at equal heights (nearest to that place on a tie), so a chain is cut
+on its one edge, not through a block's skip connection. Each band is laid out on its own and
+placed left to right in flow order (band 0, where the flow starts, on the left), bottoms
+aligned, each as wide as its drawing plus the labels its ops show on their right (a band of ops
+packed at the ellipses' width hid its labels under the next band: a Keras UNet's layers read
+``d…``). An edge between two bands becomes two labelled stubs, as
+:mod:`~tb_graph_plugin.layout.scene.stubs` cuts long edges ([NGRAPH-VIS]): ``→ target`` at its
+source and ``← source`` at its target.
 
 Pre: a BridgeGraph and its layout (``res``), vertical rankdir. Post (:func:`fold_layout`): a LayoutResult of the same nodes plus the
 new stubs, bands pairwise disjoint (``o.pack_gap`` apart), every edge inside one band; the
@@ -19,6 +32,7 @@ returned stubs name the other end of each cut edge.
 
 from __future__ import annotations
 
+import bisect
 import math
 from typing import Optional
 
@@ -29,19 +43,97 @@ from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.pack import assemble
 from tb_graph_plugin.layout.scene.sizes import extent
 
-__all__ = ["fold_bands", "fold_layout"]
+__all__ = ["fit_bands", "fold_bands", "fold_height", "fold_layout", "window_bands"]
+
+
+def fold_height(level: int, o: SceneOptions) -> float:
+    """The height a flow the first view opens at ``level`` (``first_view.first_view_levels``:
+    -1 the root, 0 the outermost opened group) has in ``o.fold_window``: the levels around it
+    take ``o.fold_level`` each."""
+    return max(o.fold_min_height, o.fold_window[1] - o.fold_level * (level + 1))
 
 
 def fold_bands(res: LayoutResult, o: SceneOptions, room: Optional[dict[str, float]] = None) -> int:
-    """How many bands the drawing ``res`` is folded into (1: not folded). ``room``: the op
-    labels' widths (``sizes.op_label_room``), part of a band's width."""
-    width = extent(res, room or {})
-    if not o.layout.rankdir.vertical or res.height <= o.fold_aspect * max(width, o.meta_width):
+    """How many bands the drawing ``res`` is folded into for its aspect (1: not folded).
+    ``room``: the op labels' widths (``sizes.op_label_room``), part of a band's width."""
+    width = max(extent(res, room or {}), o.meta_width)
+    if not o.layout.rankdir.vertical or res.height <= o.fold_aspect * width:
         return 1
     rows = len({round(y, 1) for _, y in res.positions.values()})
-    step = max(width, o.meta_width) + o.pack_gap
+    step = width + o.pack_gap
     # k bands: about k * step wide and height / k tall, k * step / (height / k) ~ pack_aspect
     return max(1, min(rows // 2, round(math.sqrt(o.pack_aspect * res.height / step))))
+
+
+def fit_bands(bg: BridgeGraph, res: LayoutResult, o: SceneOptions, fit_h: float, memo: Optional[LayoutMemo] = None,
+              room: Optional[dict[str, float]] = None, most: int = 6) -> int:
+    """How many bands fit the drawing ``res`` of ``bg`` into ``o.fold_window``'s width and
+    ``fit_h`` (:func:`fold_height`) at the largest scale, folds of 2 .. ``most`` bands tried
+    (each fold's own drawings measured) until the scale drops; 1 when the drawing fits already,
+    or no fold's scale is ``o.fold_gain`` times the unfolded one's."""
+    if not o.layout.rankdir.vertical or res.height <= fit_h:
+        return 1
+    win_w = o.fold_window[0]
+    rows = len({round(y, 1) for _, y in res.positions.values()})
+
+    def scale(r: LayoutResult) -> float:
+        width = max(extent(r, {nid: w for nid, w in (room or {}).items() if nid in r.positions}), o.meta_width)
+        return min(win_w / width, fit_h / max(r.height, 1.0))
+
+    best, best_scale, last = 1, scale(res), 0.0
+    for k in range(2, min(most, rows) + 1):
+        got = scale(fold_layout(bg, res, k, o, memo, room)[0])
+        if got > best_scale * (o.fold_gain if best == 1 else 1.0):
+            best, best_scale = k, got
+        if got < last:
+            break  # past the best count: more bands only widen the drawing
+        last = got
+    return best
+
+
+def fold_height(level: int, o: SceneOptions) -> float:
+    """The height a flow the first view opens at ``level`` (``first_view.first_view_levels``:
+    -1 the root, 0 the outermost opened group) has in ``o.fold_window``: the levels around it
+    take ``o.fold_level`` each."""
+    return max(o.fold_min_height, o.fold_window[1] - o.fold_level * (level + 1))
+
+
+def window_bands(height: float, step: float, gap: float, most: int, o: SceneOptions, fit_h: float) -> int:
+    """The number of bands (at most ``most``; each ``step`` wide with its ``gap``) that fits a
+    drawing ``height`` tall into ``o.fold_window``'s width and ``fit_h`` at the largest scale,
+    when that scale is ``o.fold_gain`` times the single band's or more; else 1 (also when it
+    fits already)."""
+    win_w, win_h = o.fold_window[0], fit_h
+    if height <= win_h or most < 2:
+        return 1
+
+    def scale(k: int) -> float:  # the scale at which k bands fit the window
+        return min(win_w / (k * step - gap), win_h * k / height)
+
+    best = max(range(1, most + 1), key=lambda k: (scale(k), -k))
+    return best if scale(best) >= o.fold_gain * scale(1) else 1
+
+
+def _cuts(along: dict[str, float], edges: list[tuple[str, str]], height: float, k: int) -> list[float]:
+    """The ``k - 1`` cut positions along the flow (see the module doc): gaps between rank
+    centres, each the one crossed by the fewest edges within a third of a band of its ideal
+    place ``i * height / k``."""
+    ranks = sorted(set(round(a, 3) for a in along.values()))
+    gaps = [(a + b) / 2 for a, b in zip(ranks, ranks[1:])]
+    spans = [tuple(sorted((along[s], along[t]))) for s, t in edges]
+
+    def crossing(c: float) -> int:
+        return sum(1 for lo, hi in spans if lo < c < hi)
+
+    cuts: list[float] = []
+    band_h = height / k
+    for i in range(1, k):
+        ideal = i * band_h
+        near = [g for g in gaps if abs(g - ideal) <= band_h / 3 and (not cuts or g > cuts[-1])]
+        if not near:
+            near = [min((g for g in gaps if not cuts or g > cuts[-1]), key=lambda g: abs(g - ideal), default=ideal)]
+        cuts.append(min(near, key=lambda g: (crossing(g), abs(g - ideal))))
+    return cuts
 
 
 def fold_layout(bg: BridgeGraph, res: LayoutResult, k: int, o: SceneOptions,
@@ -52,8 +144,8 @@ def fold_layout(bg: BridgeGraph, res: LayoutResult, k: int, o: SceneOptions,
     graph = bg.graph
     upward = o.layout.rankdir is RankDir.BT
     along = {nid: (res.height - y if upward else y) for nid, (x, y) in res.positions.items()}  # from the flow start
-    band_h = res.height / k
-    band = {nid: min(k - 1, int(a // band_h)) for nid, a in along.items()}
+    cuts = _cuts(along, [(e.source, e.target) for e in graph.edges], res.height, k)
+    band = {nid: bisect.bisect_left(cuts, a) for nid, a in along.items()}
     parts_nodes: list[list[LayoutNode]] = [[] for _ in range(k)]
     for n in graph.nodes:
         parts_nodes[band[n.id]].append(n)

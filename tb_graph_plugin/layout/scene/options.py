@@ -57,6 +57,18 @@ class SceneOptions:
     pack_gap: float = 20.0
     # a flow drawing taller than fold_aspect times its width is folded into bands side by side (fold.py)
     fold_aspect: float = 8.0
+    # ... and a group the first view opens, taller than its room there (issue 23): fold_window is
+    # the room of the whole first view at a readable zoom (world px: TensorBoard at 1400 x 900
+    # shows a 1083 x 771 canvas, op labels are 7 world px drawn at >= 9 screen px, 12 px margins
+    # (the frontend's FIRST_FIT_PAD), a little room to spare:
+    # 810 x 568); each level of groups around a flow takes fold_level of its height (header,
+    # padding, the bridge ranks, the root's input and output), fold_min_height the least left;
+    # such a flow folds into the bands that fit that room at the largest scale, when that beats the
+    # unfolded drawing's by fold_gain
+    fold_window: tuple[float, float] = (810.0, 568.0)  # (inf, inf): no first-view folds
+    fold_level: float = 100.0
+    fold_min_height: float = 150.0
+    fold_gain: float = 1.05
     # an op's label is drawn to the right of its ellipse (frontend OP_LABEL_PX 7, cut at 90 world px):
     # room a folded band leaves for it
     op_label_char_width: float = 4.1

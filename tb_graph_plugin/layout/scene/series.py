@@ -2,7 +2,8 @@
 
 A series (``add_[1-5]``, ``Layer[0-5]``) is drawn as a column: member 0 where the flow starts
 (the bottom for rankdir BT), each next member above the previous one, ``series_gap`` apart; a
-stack more than ``series_max_aspect`` times as tall as wide wraps into columns of equal member
+stack more than ``series_max_aspect`` times as tall as wide, or one the first view opens taller than
+its room there (``fold.window_bands``: BERT's 12 layers), wraps into columns of equal member
 count (:func:`stack_columns`, ours: the 428 members of ``sgd/Mul_[0-427]`` were 81 x 11,154 px),
 read column by column, left to right (a wrapped stack draws its boundary edges as stubs beside
 each member, :func:`border_stubs`, not as lines from the side borders across the columns);
@@ -27,6 +28,7 @@ from tb_graph_plugin.layout.geometry import attach_ends
 from tb_graph_plugin.layout.model import RankDir
 from tb_graph_plugin.layout.scene.bridge import BoundaryEdge, boundary_edges
 from tb_graph_plugin.layout.scene.endpoint import Bridge
+from tb_graph_plugin.layout.scene.fold import window_bands
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.placed import (
     Annex,
@@ -45,10 +47,12 @@ from tb_graph_plugin.wire import NodeKind
 __all__ = ["layout_series", "stack_columns"]
 
 
-def stack_columns(heights: list[float], col_w: float, o: SceneOptions) -> list[list[int]]:
+def stack_columns(heights: list[float], col_w: float, o: SceneOptions, fit_h: Optional[float] = None) -> list[list[int]]:
     """Member indices per column, in index order: one column while the stack is at most
     ``o.series_max_aspect`` times as tall as wide, else ``c`` columns whose member counts differ by at most one, with
-    ``c`` chosen so that the whole is about ``o.pack_aspect`` wide per unit height.
+    ``c`` chosen so that the whole is about ``o.pack_aspect`` wide per unit height; a stack taller
+    than ``fit_h`` (a first view's, :func:`~tb_graph_plugin.layout.scene.fold.window_bands`) in
+    as many columns as fit ``o.fold_window``'s width and ``fit_h`` best.
 
     >>> stack_columns([10.0] * 3, 20.0, SceneOptions())
     [[0, 1, 2]]
@@ -57,10 +61,13 @@ def stack_columns(heights: list[float], col_w: float, o: SceneOptions) -> list[l
     """
     n = len(heights)
     total = sum(heights) + o.series_gap * max(n - 1, 0)
-    if n < 2 or total <= o.series_max_aspect * col_w:
-        return [list(range(n))]
     step = col_w + o.series_column_gap
-    cols = max(2, min(n, round(math.sqrt(o.pack_aspect * total / step))))
+    # a stack the first view opens, taller than its room there: the columns that fit it best
+    cols = 1 if fit_h is None else window_bands(total, step, o.series_column_gap, n // 2, o, fit_h)
+    if cols < 2 and n >= 2 and total > o.series_max_aspect * col_w:
+        cols = max(2, min(n, round(math.sqrt(o.pack_aspect * total / step))))
+    if cols < 2:
+        return [list(range(n))]
     out, start = [], 0
     for j in range(cols):  # column lengths differ by at most one member
         end = start + n // cols + (1 if j < n % cols else 0)
@@ -82,19 +89,20 @@ class _Stack:
     annex: Optional[Annexes]
 
 
-def _stack(h: Hierarchy, gid: int, sizes, o: SceneOptions, bounds: list[BoundaryEdge]) -> _Stack:
+def _stack(h: Hierarchy, gid: int, sizes, o: SceneOptions, bounds: list[BoundaryEdge],
+           fit_h: Optional[float] = None) -> _Stack:
     members = h.group(gid).children
     member_boxes = [reserved(h, c, sizes[c], o)[0] for c in members]
     lane = o.layout.edgesep * 2
     annex = None
     inner_w = max((r[0] for r in member_boxes), default=0.0)
-    columns = stack_columns([r[1] for r in member_boxes], inner_w + lane * 2, o)
+    columns = stack_columns([r[1] for r in member_boxes], inner_w + lane * 2, o, fit_h)
     if len(columns) > 1 and bounds:  # wrapped: a line from the side border would cross the columns
         annex = border_stubs(h, bounds, o)
         bounds = []
         member_boxes = [reserved(h, c, sizes[c], o, annex)[0] for c in members]
         inner_w = max((r[0] for r in member_boxes), default=0.0)
-        columns = stack_columns([r[1] for r in member_boxes], inner_w + lane * 2, o)
+        columns = stack_columns([r[1] for r in member_boxes], inner_w + lane * 2, o, fit_h)
     return _Stack(members, member_boxes, columns, inner_w, lane, bounds, annex)
 
 
@@ -184,10 +192,11 @@ def _side_bridges(h: Hierarchy, gid: int, bounds: list[BoundaryEdge], box: dict,
 
 
 def layout_series(h: Hierarchy, gid: int, sizes: dict[int, tuple[float, float]], o: SceneOptions,
-                  boundaries: Optional[LruCache] = None) -> GroupLayout:
+                  boundaries: Optional[LruCache] = None, fit_h: Optional[float] = None) -> GroupLayout:
     """Members stacked along the rank axis in index order; bridges on the side borders.
-    ``boundaries``: the boundary-edge memo of ``h`` (``LayoutCache.boundaries``)."""
-    st = _stack(h, gid, sizes, o, boundary_edges(h, gid, boundaries))
+    ``boundaries``: the boundary-edge memo of ``h`` (``LayoutCache.boundaries``); ``fit_h``: the
+    height a first view gives the stack (``fold.fold_height``), None for a group it does not open."""
+    st = _stack(h, gid, sizes, o, boundary_edges(h, gid, boundaries), fit_h)
     width, height, x_first = _box_size(st, o)
     nodes: list[PlacedNode] = []
     annex_edges: list[PlacedEdge] = []
