@@ -165,6 +165,12 @@ def test_a_link_keeps_the_node_data_colouring(page, browser, tensorboard_url, nd
         frame2.wait_for_function("document.body.dataset.restored === 'true'", timeout=60000)
         frame2.wait_for_function("document.body.dataset.nodeDataState === 'ready'", timeout=60000)
         assert ds(frame2, "colorMode") == "node_data" and ds(frame2, "nodeDataTag") == "nonfinite_count"
+        # at the last step no module has a NaN: a count of 0 everywhere is drawn at the pale end of
+        # the scale (it was drawn at the dark end, as if every module were the worst)
+        assert fills(frame2, "TinyNet/Sequential[layer2]") == "rgb(255,245,235)"
+        # the graph's own run: its tags are named by tag alone
+        labels = frame2.eval_on_selector_all("[data-picker=color] option", "os => os.map(o => o.textContent)")
+        assert "Node data: nonfinite_count" in labels, labels
         frame2.wait_for_function(f"document.querySelector('[data-picker=color]').value === {json.dumps(chosen)}",
                                  timeout=30000)
         assert ds(frame2, "linkWarnings") == "0" and not errors

@@ -46,6 +46,7 @@ export class NodeDataPanel {
   private readonly unmatchedBox = el("div", { "data-nd": "unmatched" });
   private readonly file = el("input", { type: "file", accept: ".json", className: "gx-hidden-file", "data-nd": "file" });
   private tags: NodeDataTag[] = [];
+  private filledFor: string | null = null; // the run the colour options were labelled for
   private current: { run: string; tag: string } | null = null;
   private answer: NodeDataAnswer | null = null;
   private step: number | null = null;
@@ -104,6 +105,7 @@ export class NodeDataPanel {
   private fillColorSelect(): void {
     for (const o of [...this.colorSelect.options]) if (o.value.startsWith(PREFIX)) o.remove();
     const ref = this.host.ref();
+    this.filledFor = ref?.run ?? null;
     // the graph's own run first, then the others
     const sorted = [...this.tags].sort((a, b) => Number(b.run === ref?.run) - Number(a.run === ref?.run));
     for (const t of sorted) {
@@ -142,6 +144,8 @@ export class NodeDataPanel {
 
   /** The scene changed (expand, collapse, another graph): fetch the values of what it shows. */
   sceneChanged(): void {
+    // the graph's own run's tags come first and are named by tag alone: relabel for another run
+    if (this.tags.length && (this.host.ref()?.run ?? null) !== this.filledFor) this.fillColorSelect();
     if (this.current) void this.fetch();
   }
 

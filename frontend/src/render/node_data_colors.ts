@@ -76,7 +76,9 @@ export class NodeDataColorer extends Colorer {
       return ramp(DIV, 0.5 + (v - mid) / (2 * span));
     }
     const gradient = this.answer.gradient;
-    const t = this.hi > this.lo ? (v - this.lo) / (this.hi - this.lo) : 1;
+    // one value everywhere (a NaN count of 0 at every module) carries no contrast: the pale end for
+    // 0 and below, the dark end above
+    const t = this.hi > this.lo ? (v - this.lo) / (this.hi - this.lo) : v > 0 ? 1 : 0;
     if (gradient.length >= 2) return gradientColor(gradient.map((g) => [g.at, g.color] as [number, string]), t);
     return ramp(SEQ, t);
   }
