@@ -427,6 +427,7 @@ export class App {
     if (on !== (this.colorMode === "diff")) {
       this.colorMode = on ? "diff" : "none";
       this.ui.bar.color.value = this.colorMode;
+      this.nodeData.choose(this.colorMode); // a node-data colouring gives way (its controls hide)
     }
     if (this.model) {
       const model = await this.compare.decorate(this.model);

@@ -58,8 +58,17 @@ def open_split(frame) -> None:
 def test_split_pane_selection_follows_the_diff_matching(pair_frame, page, browser):
     frame = pair_frame
     open_graph(frame, "changed", tag="forward")
+    main_box = frame.evaluate("(() => { const r = document.querySelector('[data-canvas]').getBoundingClientRect(); return [r.left, r.right]; })()")
+    centre = sum(n["x"] for n in nodes(frame)) / len(nodes(frame))
+    assert main_box[0] < centre < main_box[1]
     open_split(frame)
     assert pane(frame, "ref") == BASE_KEY and frame.input_value("[data-picker=compare]") == BASE_KEY
+    # the main canvas is narrower now: its graph moved with the canvas's centre, none of it behind
+    # the pane (it stayed where it was, its right half under the pane)
+    frame.wait_for_timeout(300)
+    main_box = frame.evaluate("(() => { const r = document.querySelector('[data-canvas]').getBoundingClientRect(); return [r.left, r.right]; })()")
+    real = [n for n in nodes(frame) if not n["name"].startswith("__removed__/")]  # the ghost column aside
+    assert all(main_box[0] <= n["x"] <= main_box[1] for n in real), (main_box, [(n["name"], n["x"]) for n in real])
     assert ds(frame, "diffChanged") != "0" and int(pane(frame, "sceneNodes")) > 0
     # the relu -> tanh pair, closed in both panes' first views: B's Tanh selected, A's Relu follows
     assert not [n for n in pane_nodes(frame) if n["name"] == "mlp_1/fc1_1/Relu"]

@@ -80,7 +80,13 @@ export class GraphView {
       hover: (name) => this.host.hover(name),
       redraw: () => this.redraw(),
     });
+    let [lastW, lastH] = this.renderer.size();
     new ResizeObserver(() => {
+      // the world point at the canvas's centre stays there (the split pane opening halves the
+      // main canvas: its graph stayed left-anchored, half of it behind the pane)
+      const [w, h] = this.renderer.size();
+      if (this.model && lastW > 1 && lastH > 1) this.vp.pan((w - lastW) / 2, (h - lastH) / 2);
+      [lastW, lastH] = [w, h];
       this.renderer.resize();
       this.loop.minimapDirty();
       this.redraw();
