@@ -155,7 +155,8 @@ class H(BaseHTTPRequestHandler):
         if route == "graphs":
             return self.send(200, json.dumps({"runs": [{"run": "mock", "tags": [{"tag": "g", "run_graph": True, "op_graph": False,
                              "conceptual_graph": True, "profile": False, "steps": []}]}, {"run": "keras_only", "tags": [
-                             {"tag": "keras", "run_graph": False, "op_graph": False, "conceptual_graph": True, "profile": False, "steps": []}]}, {"run": "big", "tags": [{"tag": "g", "run_graph": True, "op_graph": False, "conceptual_graph": False, "profile": False, "steps": []}]}], "version": 1}))
+                             {"tag": "keras", "run_graph": False, "op_graph": False, "conceptual_graph": True, "profile": False, "steps": []}]}, {"run": "big", "tags": [{"tag": "g", "run_graph": True, "op_graph": False, "conceptual_graph": False, "profile": False, "steps": []}]}], "default": None, "data_location": "mock",
+                             "version": 1}))
         if route == "scene":
             if q.get("run") == "big":
                 return self.send(200, json.dumps(big_scene()))
