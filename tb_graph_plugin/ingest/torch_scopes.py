@@ -31,7 +31,7 @@ import dataclasses
 import re
 from typing import Optional
 
-__all__ = ["Frame", "Names", "last_frame", "callee", "name_ops"]
+__all__ = ["Frame", "Names", "call_scope", "last_frame", "callee", "name_ops"]
 
 _FRAME = re.compile(r'File "([^"\n]*)", line (\d+), in ([^\n]*)(?:\n([^\n]*))?')
 _NOT_GLUE = frozenset(dir(builtins)) | {"super"}
@@ -109,6 +109,30 @@ def _short_class(qualname: str) -> str:
     return _component(qualname.rsplit(".", 1)[-1])
 
 
+def call_scope(scope: str, parent_path: str, path: str, class_name: str, call: int) -> str:
+    """The scope of one module call, the one naming rule for graphs and for the data logged on
+    them (``tb_graph_plugin.torch.node_data``): ``scope`` is the caller's call scope, ``parent_path``
+    its module path, ``path`` the called module's (``layers.3.self_attn``), ``class_name`` its short
+    class name and ``call`` how many calls of it came before in this caller call.
+
+    The module's path below the caller's names the containers between them (plain scopes) and its
+    attribute (``layers/LlamaDecoderLayer[3]``); a module owned elsewhere (a shared embedding) is
+    named by its own attribute; a second call is ``attr@1``.
+
+    >>> call_scope("M", "", "layers.3", "Block", 0), call_scope("M/Block[3]", "layers.3", "relu", "ReLU", 1)
+    ('M/layers/Block[3]', 'M/Block[3]/ReLU[relu@1]')
+    """
+    if not parent_path or path.startswith(parent_path + "."):
+        rel = path[len(parent_path) + 1:] if parent_path else path
+    else:  # a module owned elsewhere (a shared embedding) called here: its attribute
+        rel = path.rsplit(".", 1)[-1]
+    parts = rel.split(".")
+    for container in parts[:-1]:
+        scope = f"{scope}/{_component(container)}"
+    attr = parts[-1] + (f"@{call}" if call else "")
+    return f"{scope}/{_component(class_name)}[{_component(attr)}]"
+
+
 def _module_scopes(ops) -> tuple[str, list[str], list[str], dict[str, str], set[str]]:
     """(root, scope per op, innermost module path per op, module path -> first scope, called paths)."""
     root = next((_short_class(op.module_stack[0][2]) for op in ops
@@ -122,19 +146,10 @@ def _module_scopes(ops) -> tuple[str, list[str], list[str], dict[str, str], set[
         for key, path, cls in op.module_stack:
             if path == "" and scope == root:
                 continue
-            if not parent_path or path.startswith(parent_path + "."):
-                rel = path[len(parent_path) + 1:] if parent_path else path
-            else:  # a module owned elsewhere (a shared embedding) called here: its attribute
-                rel = path.rsplit(".", 1)[-1]
-            parts = rel.split(".")
-            for container in parts[:-1]:
-                scope = f"{scope}/{_component(container)}"
             keys = calls.setdefault((scope, path), [])
             if key not in keys:
                 keys.append(key)
-            j = keys.index(key)
-            attr = parts[-1] + (f"@{j}" if j else "")
-            scope = f"{scope}/{_short_class(cls)}[{_component(attr)}]"
+            scope = call_scope(scope, parent_path, path, cls.rsplit(".", 1)[-1], keys.index(key))
             first_scope.setdefault(path, scope)
             called.add(path)
             parent_path = path

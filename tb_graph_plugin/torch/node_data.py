@@ -38,6 +38,7 @@ from typing import Any, Iterable, Optional
 
 import torch
 
+from tb_graph_plugin.ingest.torch_scopes import call_scope
 from tb_graph_plugin.summary import node_data
 
 __all__ = ["NodeDataHooks", "STATS"]
@@ -103,17 +104,9 @@ class NodeDataHooks:
         if path == "":
             return path, self._root
         parent_path, scope = (self._stack[-1][0], self._stack[-1][1]) if self._stack else ("", self._root)
-        if not parent_path or path.startswith(parent_path + "."):
-            rel = path[len(parent_path) + 1:] if parent_path else path
-        else:  # a module owned elsewhere (a shared embedding) called here: its attribute
-            rel = path.rsplit(".", 1)[-1]
-        parts = rel.split(".")
-        for container in parts[:-1]:
-            scope = f"{scope}/{_component(container)}"
         j = self._calls.get((scope, path), 0)
         self._calls[(scope, path)] = j + 1
-        attr = parts[-1] + (f"@{j}" if j else "")
-        return path, f"{scope}/{_component(type(module).__name__)}[{_component(attr)}]"
+        return path, call_scope(scope, parent_path, path, type(module).__name__, j)
 
     # -- hooks ----------------------------------------------------------------------------
 
