@@ -17,6 +17,7 @@ import pytest
 from tests import logwriters as lw
 from tests.conftest import SCREENSHOTS
 from tests.ui.conftest import app_frame, wait_settled
+from tests.ui.test_deep_link_ui import fresh_frame
 
 NAN_RGB = (0xD5, 0x00, 0xF9)
 
@@ -63,13 +64,19 @@ def set_step(frame, index: int) -> None:
     frame.wait_for_timeout(200)  # the next frame drawn
 
 
-def test_colour_by_node_data_step_slider_top_k_and_the_nan_step(page, tensorboard_url, nd_logdir):
+def open_tab(page, url: str):
+    """The Graph Explorer tab of TensorBoard at ``url``, settled, its node-data tags listed."""
     page.set_viewport_size({"width": 1400, "height": 900})
-    page.goto(f"{tensorboard_url(nd_logdir)}/#graph_explorer")
+    page.goto(f"{url}/#graph_explorer")
     frame = app_frame(page)
     assert wait_settled(frame) == "ready", ds(frame, "error")
     frame.wait_for_function("[...document.querySelectorAll('[data-picker=color] option')]"
                             ".some(o => o.value.startsWith('nd:'))", timeout=30000)
+    return frame
+
+
+def test_colour_by_node_data_step_slider_top_k_and_the_nan_step(page, tensorboard_url, nd_logdir):
+    frame = open_tab(page, tensorboard_url(nd_logdir))
     scene_before = ds(frame, "sceneNodes")
 
     # colour by activation_max_abs at the last step: layer2 is drawn in its value's colour
@@ -144,25 +151,14 @@ def test_unmatched_names_are_counted_and_listed(page, tensorboard_url, nd_logdir
 def test_a_link_keeps_the_node_data_colouring(page, browser, tensorboard_url, nd_logdir):
     """The deep link (and so a bookmark) names the node-data tag the graph is coloured by; a fresh
     page opened on it colours by the same tag, its option chosen once the tags are listed."""
-    page.set_viewport_size({"width": 1400, "height": 900})
-    page.goto(f"{tensorboard_url(nd_logdir)}/#graph_explorer")
-    frame = app_frame(page)
-    assert wait_settled(frame) == "ready", ds(frame, "error")
-    frame.wait_for_function("[...document.querySelectorAll('[data-picker=color] option')]"
-                            ".some(o => o.value.startsWith('nd:'))", timeout=30000)
+    frame = open_tab(page, tensorboard_url(nd_logdir))
     choose_tag(frame, "nonfinite_count")
     chosen = frame.input_value("[data-picker=color]")
     frame.wait_for_function("decodeURIComponent(window.parent.location.hash).includes('nd:')", timeout=30000)
     url = page.url
     assert "p.graph_explorer.color=" in url
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    context, _, frame2, errors = fresh_frame(browser, url)
     try:
-        page2 = context.new_page()
-        errors = []
-        page2.on("pageerror", lambda e: errors.append(str(e)))
-        page2.goto(url)
-        frame2 = app_frame(page2)
-        frame2.wait_for_function("document.body.dataset.restored === 'true'", timeout=60000)
         frame2.wait_for_function("document.body.dataset.nodeDataState === 'ready'", timeout=60000)
         assert ds(frame2, "colorMode") == "node_data" and ds(frame2, "nodeDataTag") == "nonfinite_count"
         # at the last step no module has a NaN: a count of 0 everywhere is drawn at the pale end of
