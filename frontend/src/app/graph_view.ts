@@ -80,13 +80,15 @@ export class GraphView {
       hover: (name) => this.host.hover(name),
       redraw: () => this.redraw(),
     });
-    let [lastW, lastH] = this.renderer.size();
+    let lastW = this.renderer.size()[0];
     new ResizeObserver(() => {
-      // the world point at the canvas's centre stays there (the split pane opening halves the
-      // main canvas: its graph stayed left-anchored, half of it behind the pane)
-      const [w, h] = this.renderer.size();
-      if (this.model && lastW > 1 && lastH > 1) this.vp.pan((w - lastW) / 2, (h - lastH) / 2);
-      [lastW, lastH] = [w, h];
+      // a width change keeps the world point at the canvas's centre column there (the split pane
+      // opening halves the main canvas: its graph stayed left-anchored, half of it behind the
+      // pane); a height change keeps the top (lines shown and hidden below the canvas change its
+      // height, and an expanded group must stay where it was)
+      const w = this.renderer.size()[0];
+      if (this.model && lastW > 1 && w !== lastW) this.vp.pan((w - lastW) / 2, 0);
+      lastW = w;
       this.renderer.resize();
       this.loop.minimapDirty();
       this.redraw();
