@@ -258,7 +258,8 @@ export class App {
         if (color) this.ui.bar.color.value = this.colorMode = color;
         if (nodeData && this.nodeData.choose(nodeData)) {
           this.colorMode = "node_data";
-          this.ui.bar.color.value = nodeData; // its option comes with the tags if they are not listed yet
+          // its option comes with the tags if they are not listed yet
+          this.ui.bar.color.value = this.nodeData.choice() ?? "none";
         }
         if (trace) this.ui.bar.trace.value = this.traceMode = trace;
         this.refreshColors();
@@ -280,7 +281,7 @@ export class App {
 
   private linkState(): LinkState | null {
     const split = this.split.ref;
-    const color = this.colorMode === "node_data" ? this.nodeData.choice() ?? "none" : this.colorMode;
+    const color = this.colorMode === "node_data" ? this.nodeData.linkChoice() ?? "none" : this.colorMode;
     return this.link.state(this.ref, this.expanded, this.st.selected, color, this.traceMode,
       this.compare.base ? refKey(this.compare.base) : null, split ? refKey(split) : null);
   }

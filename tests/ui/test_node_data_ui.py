@@ -149,21 +149,27 @@ def test_unmatched_names_are_counted_and_listed(page, tensorboard_url, nd_logdir
 
 
 def test_a_link_keeps_the_node_data_colouring(page, browser, tensorboard_url, nd_logdir):
-    """The deep link (and so a bookmark) names the node-data tag the graph is coloured by; a fresh
-    page opened on it colours by the same tag, its option chosen once the tags are listed."""
+    """The deep link (and so a bookmark) names the node-data tag the graph is coloured by and the step
+    picked on the slider; a fresh page opened on it colours by the same tag at that step, its option
+    chosen once the tags are listed."""
     frame = open_tab(page, tensorboard_url(nd_logdir))
     choose_tag(frame, "nonfinite_count")
     chosen = frame.input_value("[data-picker=color]")
-    frame.wait_for_function("decodeURIComponent(window.parent.location.hash).includes('nd:')", timeout=30000)
+    # at the last step no module has a NaN: a count of 0 everywhere is drawn at the pale end of
+    # the scale (it was drawn at the dark end, as if every module were the worst)
+    assert ds(frame, "nodeDataStep") == "5"
+    assert fills(frame, "TinyNet/Sequential[layer2]") == "rgb(255,245,235)"
+    set_step(frame, 3)  # the NaN step: the link keeps it
+    frame.wait_for_function("decodeURIComponent(window.parent.location.hash).includes('nd:') && "
+                            "decodeURIComponent(window.parent.location.hash).includes('count\",3]')", timeout=30000)
     url = page.url
     assert "p.graph_explorer.color=" in url
     context, _, frame2, errors = fresh_frame(browser, url)
     try:
         frame2.wait_for_function("document.body.dataset.nodeDataState === 'ready'", timeout=60000)
         assert ds(frame2, "colorMode") == "node_data" and ds(frame2, "nodeDataTag") == "nonfinite_count"
-        # at the last step no module has a NaN: a count of 0 everywhere is drawn at the pale end of
-        # the scale (it was drawn at the dark end, as if every module were the worst)
-        assert fills(frame2, "TinyNet/Sequential[layer2]") == "rgb(255,245,235)"
+        assert ds(frame2, "nodeDataStep") == "3"  # the step the link named, not the latest
+        assert fills(frame2, "TinyNet/Sequential[layer2]") != "rgb(255,245,235)"  # its NaN count
         # the graph's own run: its tags are named by tag alone
         labels = frame2.eval_on_selector_all("[data-picker=color] option", "os => os.map(o => o.textContent)")
         assert "Node data: nonfinite_count" in labels, labels

@@ -23,15 +23,24 @@ export interface NodeDataHost {
 export const NODE_DATA_PREFIX = "nd:";
 const PREFIX = NODE_DATA_PREFIX;
 
-/** True when `value` names a node-data tag in the form `NodeDataPanel.choice` writes. */
-export function isNodeDataChoice(value: string): boolean {
-  if (!value.startsWith(PREFIX)) return false;
+/** `[run, tag]` or `[run, tag, step]` of a value in the form `NodeDataPanel.choice` / `linkChoice`
+ * write, else null. */
+function parseChoice(value: string): [string, string, number | null] | null {
+  if (!value.startsWith(PREFIX)) return null;
   try {
     const v: unknown = JSON.parse(value.slice(PREFIX.length));
-    return Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === "string");
+    if (!Array.isArray(v) || typeof v[0] !== "string" || typeof v[1] !== "string") return null;
+    if (v.length === 2) return [v[0], v[1], null];
+    if (v.length === 3 && Number.isSafeInteger(v[2])) return [v[0], v[1], v[2] as number];
   } catch {
-    return false;
+    /* not JSON: not a choice */
   }
+  return null;
+}
+
+/** True when `value` names a node-data tag (and maybe a step) as the colour select or a link does. */
+export function isNodeDataChoice(value: string): boolean {
+  return parseChoice(value) !== null;
 }
 
 export class NodeDataPanel {
@@ -124,9 +133,11 @@ export class NodeDataPanel {
       document.body.dataset.nodeDataTag = "";
       return false;
     }
-    const [run, tag] = JSON.parse(value.slice(PREFIX.length)) as [string, string];
+    const parsed = parseChoice(value);
+    if (!parsed) return false;
+    const [run, tag, step] = parsed;
     this.current = { run, tag };
-    this.step = null;
+    this.step = step; // a link's step, else the latest
     this.answer = null;
     this.controls.hidden = false;
     const s = this.settingsOf();
@@ -137,9 +148,16 @@ export class NodeDataPanel {
     return true;
   }
 
-  /** The tag colouring the graph as the colour select's value (kept in the deep link), if any. */
+  /** The tag colouring the graph as the colour select's value, if any. */
   choice(): string | null {
     return this.current ? PREFIX + JSON.stringify([this.current.run, this.current.tag]) : null;
+  }
+
+  /** The same for the deep link: with the step when one was picked on the slider (else the latest). */
+  linkChoice(): string | null {
+    if (!this.current) return null;
+    const { run, tag } = this.current;
+    return PREFIX + JSON.stringify(this.step === null ? [run, tag] : [run, tag, this.step]);
   }
 
   /** The scene changed (expand, collapse, another graph): fetch the values of what it shows. */
