@@ -84,7 +84,7 @@ class GraphState:
 
     def settle(self) -> None:
         """The build's work that can wait until the first answer has gone out (the worker calls
-        it then): where each NodeDef lies in the kept encoding, for the info pane (0.1 s at 141k
+        it then): where each NodeDef lies in the kept encoding, for the info pane (0.2 s at 141k
         ops, which the first click would otherwise wait for), and the memory the dropped protos
         held given back to the system."""
         self.slim.node_defs.index()

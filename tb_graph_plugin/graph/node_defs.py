@@ -6,7 +6,7 @@ message of a parse in one arena, ~660 bytes per op of a training step (93 MB at 
 times its 19 MB encoding), plus a Python wrapper per op (~170 bytes). A worker that has built its
 graph needs one NodeDef at a time (a click in the info pane), so :meth:`NodeDefs.keep_serialized`
 swaps the parsed GraphDef for its encoding and the offsets of its nodes (found on first use,
-``ingest.proto_scan.field_spans``; 0.1 s at 141k ops), and parses a node when it is asked for.
+``ingest.proto_scan.field_spans``; 0.2 s at 141k ops), and parses a node when it is asked for.
 
 Ids are SlimGraph op ids: ``0 .. n_graph-1`` are ``GraphDef.node`` in order, then the nodes
 appended one by one (function library nodes, or ``None`` for synthetic ops without a NodeDef).

@@ -41,27 +41,39 @@ def _varint(buf: memoryview, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def fields(buf) -> Iterator[tuple[int, int, Union[int, memoryview]]]:
-    """Every top-level field of message ``buf``: ``(number, wire_type, value)``, in order."""
-    view = memoryview(buf).cast("B") if not isinstance(buf, memoryview) else buf
+def _walk(view: memoryview) -> Iterator[tuple[int, int, int, int, int]]:
+    """Every top-level field as ``(number, wire_type, varint value or 0, payload start, end)``."""
     pos, end = 0, len(view)
     while pos < end:
         key, pos = _varint(view, pos)
         wire_type, number = key & 7, key >> 3
         if number == 0:
             raise ValueError("field number 0")
+        value = 0
         if wire_type == VARINT:
             value, pos = _varint(view, pos)
+            start = pos
         elif wire_type in _FIXED:
-            value, pos = view[pos:pos + _FIXED[wire_type]], pos + _FIXED[wire_type]
+            start, pos = pos, pos + _FIXED[wire_type]
         elif wire_type == LEN:
             size, pos = _varint(view, pos)
-            value, pos = view[pos:pos + size], pos + size
+            start, pos = pos, pos + size
         else:  # groups (3, 4) are not used by these messages
             raise ValueError(f"unsupported wire type {wire_type}")
         if pos > end:
             raise ValueError("field runs past the end of the message")
-        yield number, wire_type, value
+        yield number, wire_type, value, start, pos
+
+
+def _view(buf) -> memoryview:
+    return memoryview(buf).cast("B") if not isinstance(buf, memoryview) else buf
+
+
+def fields(buf) -> Iterator[tuple[int, int, Union[int, memoryview]]]:
+    """Every top-level field of message ``buf``: ``(number, wire_type, value)``, in order."""
+    view = _view(buf)
+    for number, wire_type, value, start, stop in _walk(view):
+        yield number, wire_type, value if wire_type == VARINT else view[start:stop]
 
 
 def field_slices(buf, number: int) -> list[memoryview]:
@@ -75,32 +87,5 @@ def field_spans(buf, number: int):
     as two arrays: 16 bytes an occurrence instead of a memoryview's ~180)."""
     import numpy as np
 
-    view = memoryview(buf).cast("B") if not isinstance(buf, memoryview) else buf
-    starts, ends = [], []
-    pos, end = 0, len(view)
-    while pos < end:
-        key = view[pos]
-        if key < 0x80:  # one-byte keys: field numbers up to 15, every GraphDef field
-            pos += 1
-        else:
-            key, pos = _varint(view, pos)
-        wire_type = key & 7
-        if wire_type == LEN:
-            size = view[pos] if pos < end else 0x80
-            if size < 0x80:
-                pos += 1
-            else:
-                size, pos = _varint(view, pos)
-            if key >> 3 == number:
-                starts.append(pos)
-                ends.append(pos + size)
-            pos += size
-        elif wire_type == VARINT:
-            _, pos = _varint(view, pos)
-        elif wire_type in _FIXED:
-            pos += _FIXED[wire_type]
-        else:
-            raise ValueError(f"unsupported wire type {wire_type}")
-        if pos > end:
-            raise ValueError("field runs past the end of the message")
-    return np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    spans = [(start, stop) for n, wire_type, _, start, stop in _walk(_view(buf)) if n == number and wire_type == LEN]
+    return (np.asarray([a for a, _ in spans], dtype=np.int64), np.asarray([b for _, b in spans], dtype=np.int64))
