@@ -13,7 +13,8 @@ import pytest
 
 from tests.conftest import SCREENSHOTS
 from tests.ui.conftest import app_frame, wait_settled
-from tests.ui.test_graph_explorer_ui import ds, nodes, open_graph, to_page
+from tests.ui.test_deep_link_ui import show_layer1_matmul
+from tests.ui.test_graph_explorer_ui import ds, open_graph
 
 pytestmark = pytest.mark.slow
 
@@ -35,18 +36,7 @@ def import_text(frame, tmp_path, name: str, text: str) -> str:
 
 def test_bookmark_round_trip_export_import(page, explorer, tensorboard_url, ui_logdir, tmp_path):
     frame = explorer
-    # the view to keep: tf1_graph at step 0, layer1 open, layer1/MatMul selected, coloured by structure
-    open_graph(frame, "tf1_graph")
-    frame.select_option("[data-picker=step]", "0")
-    wait_settled(frame)
-    frame.evaluate("window.graphExplorer.setExpanded(['layer1'])")
-    frame.wait_for_function("JSON.parse(document.body.dataset.expanded || '[]').includes('layer1')")
-    wait_settled(frame)
-    frame.evaluate("window.graphExplorer.center('layer1/MatMul')")
-    [target] = [n for n in nodes(frame) if n["name"] == "layer1/MatMul"]
-    page.mouse.click(*to_page(frame, target))
-    frame.wait_for_function("document.body.dataset.selected === 'layer1/MatMul'")
-    frame.select_option("[data-picker=color]", "structure")
+    show_layer1_matmul(page, frame)  # the view to keep
     saved_link = ds(frame, "link")
 
     open_menu(frame)

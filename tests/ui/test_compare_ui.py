@@ -47,17 +47,18 @@ def compare_with(frame, run: str) -> None:
     frame.wait_for_function("document.body.dataset.colorMode === 'diff'")
 
 
-def pixels_of(frame, rgb) -> int:
+def pixels_of(frame, rgb, canvas: str = "[data-canvas]") -> int:
+    """Pixels of ``canvas`` (the main view's by default) within a small distance of colour ``rgb``."""
     return frame.evaluate(
-        """([r, g, b]) => {
-        const c = document.querySelector('[data-canvas]');
+        """([r, g, b, canvas]) => {
+        const c = document.querySelector(canvas);
         const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
         let n = 0;
         for (let i = 0; i < d.length; i += 4)
             if (Math.abs(d[i] - r) + Math.abs(d[i+1] - g) + Math.abs(d[i+2] - b) < 12) n++;
         return n;
     }""",
-        list(rgb),
+        [*rgb, canvas],
     )
 
 

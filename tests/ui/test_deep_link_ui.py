@@ -33,20 +33,25 @@ def link_for(base, **state):
     return f"{base}/#" + "&".join(parts)
 
 
-def test_link_restores_expansion_selection_and_colour(page, explorer, browser, tensorboard_url, ui_logdir):
-    frame = explorer
+def show_layer1_matmul(page, frame) -> None:
+    """The view the link and bookmark tests keep: tf1_graph at step 0, layer1 open, layer1/MatMul
+    selected by a click, coloured by structure."""
     open_graph(frame, "tf1_graph")
     frame.select_option("[data-picker=step]", "0")
     wait_settled(frame)
     frame.evaluate("window.graphExplorer.setExpanded(['layer1'])")
     frame.wait_for_function("JSON.parse(document.body.dataset.expanded || '[]').includes('layer1')")
     wait_settled(frame)
-    [target] = [n for n in nodes(frame) if n["name"] == "layer1/MatMul"]
     frame.evaluate("window.graphExplorer.center('layer1/MatMul')")
     [target] = [n for n in nodes(frame) if n["name"] == "layer1/MatMul"]
     page.mouse.click(*to_page(frame, target))
     frame.wait_for_function("document.body.dataset.selected === 'layer1/MatMul'")
     frame.select_option("[data-picker=color]", "structure")
+
+
+def test_link_restores_expansion_selection_and_colour(page, explorer, browser, tensorboard_url, ui_logdir):
+    frame = explorer
+    show_layer1_matmul(page, frame)
     frame.click("[data-action=copy-link]")
     frame.wait_for_function("!!document.body.dataset.linkCopied")
     url = ds(frame, "linkCopied")

@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import SCREENSHOTS
 from tests.ui.conftest import app_frame, wait_settled
-from tests.ui.test_compare_ui import AMBER, pair_frame, pair_logdir  # noqa: F401 (fixtures)
+from tests.ui.test_compare_ui import AMBER, pair_frame, pair_logdir, pixels_of  # noqa: F401 (fixtures)
 from tests.ui.test_graph_explorer_ui import ds, nodes, open_graph, to_page
 
 pytestmark = pytest.mark.slow
@@ -34,17 +34,7 @@ def pane_nodes(frame) -> list[dict]:
 
 
 def pane_pixels(frame, rgb) -> int:
-    return frame.evaluate(
-        """([r, g, b]) => {
-        const c = document.querySelector('canvas[data-split-canvas]');
-        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-        let n = 0;
-        for (let i = 0; i < d.length; i += 4)
-            if (Math.abs(d[i] - r) + Math.abs(d[i+1] - g) + Math.abs(d[i+2] - b) < 12) n++;
-        return n;
-    }""",
-        list(rgb),
-    )
+    return pixels_of(frame, rgb, "canvas[data-split-canvas]")
 
 
 def open_split(frame) -> None:
