@@ -47,6 +47,8 @@ setuptools.setup(
             # The HTTP API: its OpenAPI description checked, every route fuzzed against it.
             "openapi-spec-validator>=0.7",
             "schemathesis>=4.0",
+            # The first-view browser test reads its screencast frames (tests/ui/test_first_view_fits.py).
+            "pillow>=9",
         ],
     },
     entry_points={
