@@ -7,10 +7,10 @@ Usage::
 For each depth, the training-step trace written by ``python -m bench.corpus
 keras_transformer_train_step_trace DIR --layers N`` (~10k, ~53k, ~140k ops) is read once
 from its event file (``read s``: event file -> RunMetadata -> merged GraphDef, timed once,
-not part of the build). Then ``--repeat`` times: the serialized GraphDef is parsed again
-(``parse s``: ``GraphDef.FromString``, what a plugin worker does first) and
-``build_slim_graph`` + ``build_hierarchy`` run on the fresh proto (``build s``: the
-benchmarked number, wall median; ``cpu s``: its process-CPU median, steadier on a shared
+not part of the build). Then ``--repeat`` times: the serialized GraphDef is split again
+(``parse s``: ``ingest.graph_encoding.split_graph_def``, what a plugin worker does first: the
+nodes' encodings and their columns, no whole parse) and ``build_slim_graph`` +
+``build_hierarchy`` run on it (``build s``: the benchmarked number, wall median; ``cpu s``: its process-CPU median, steadier on a shared
 machine). Printed: ops/second, ``us/op`` (build time per op: flat when the cost grows
 linearly), per-phase medians (``--phases``), the peak Python heap of one extra build under
 ``tracemalloc`` (plus the process max RSS). Missing corpus entries are written first, each
@@ -50,9 +50,8 @@ def _build(graph_def):
 
 
 def bench_one(run: Path, repeat: int) -> dict:
-    from tensorboard.compat.proto import graph_pb2
-
     from tb_graph_plugin.cli import load_graph_def
+    from tb_graph_plugin.ingest.graph_encoding import split_graph_def
 
     t0 = time.perf_counter()
     graph_def = load_graph_def(str(run))
@@ -63,7 +62,7 @@ def bench_one(run: Path, repeat: int) -> dict:
     for _ in range(repeat):
         gc.collect()
         t0 = time.perf_counter()
-        graph_def = graph_pb2.GraphDef.FromString(blob)
+        graph_def = split_graph_def(blob, run.name)
         parses.append(time.perf_counter() - t0)
         c0, t0 = time.process_time(), time.perf_counter()
         h = _build(graph_def)
@@ -73,7 +72,7 @@ def bench_one(run: Path, repeat: int) -> dict:
                      **{f"h.{k}": v for k, v in h.timings.items()}}.items():
             phases.setdefault(k, []).append(v)
         del h
-    n_ops = len(graph_def.node) + sum(len(f.node_def) for f in graph_def.library.function)
+    n_ops = len(graph_def.nodes) + sum(len(f.node_def) for f in graph_def.library.function)
     gc.collect()
     tracemalloc.start()
     h = _build(graph_def)
@@ -110,7 +109,7 @@ def main(argv=None) -> int:
         if args.phases:
             print("   " + " ".join(f"{k}={v * 1000:.0f}ms" for k, v in r["phases"].items()))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"process max RSS {rss:.0f} MB (includes the parsed GraphDefs)")
+    print(f"process max RSS {rss:.0f} MB (includes the split GraphDefs)")
     return 0
 
 

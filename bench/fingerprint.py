@@ -92,12 +92,14 @@ def fingerprint(path: str, n_groups: int) -> list[str]:
     from tb_graph_plugin.graph import build_slim_graph
     from tb_graph_plugin.hierarchy import build_hierarchy
     from tb_graph_plugin.hierarchy.summary import summarize, tree
+    from tb_graph_plugin.ingest.graph_encoding import split_graph_def
     from tb_graph_plugin.layout.scene import LayoutCache, build_scene
     from tb_graph_plugin.layout.scene.first_view import first_view_expanded
 
     lines = []
     for label, (ref, graph_def) in _graphs(path):
-        slim = build_slim_graph(graph_def)
+        # a worker's way: the GraphDef's encoding split into nodes, never parsed whole
+        slim = build_slim_graph(split_graph_def(graph_def.SerializeToString(), label))
         h = build_hierarchy(slim)
         lines.append(f"{label} slim {_slim_digest(slim)}")
         lines.append(f"{label} hierarchy {_digest(_untimed([summarize(h), tree(h)]))}")

@@ -12,7 +12,6 @@ its HTTP code, so the route's ``ErrorAnswer`` (or a job's failure) carries both.
 from __future__ import annotations
 
 from tensorboard import errors
-from tensorboard.compat.proto import graph_pb2
 
 from tb_graph_plugin.ingest import parse
 from tb_graph_plugin.ingest.parse import GraphTooLarge
@@ -51,7 +50,7 @@ def _raised(ops: int) -> int:
     return -(-ops // step) * step
 
 
-def check_ops(graph: graph_pb2.GraphDef, what: str, max_ops: int) -> None:
+def check_ops(graph, what: str, max_ops: int) -> None:
     """The same check where only the limit is known (a worker, given ``max_ops`` with the graph)."""
     try:
         parse.check_op_limit(graph, what, max_ops)

@@ -4,7 +4,8 @@ answer scene, node and search tasks over it.
 The per-graph pipeline :data:`BUILD`, in order, each step reported as a progress stage
 (``workers.BUILD_STAGES``):
 
-1. ``parse``       serialized GraphDef (and RunMetadata for profiles) -> protos
+1. ``parse``       serialized GraphDef -> its nodes' encodings and columns
+                   (``ingest.graph_encoding``; a diff's pair: parsed whole)
 2. ``slim_graph``  ``graph.build_slim_graph``
 3. ``hierarchy``   ``hierarchy.build_hierarchy`` (+ ``join_step_stats`` for profiles)
 4. ``layout``      per task: ``layout.scene.build_scene`` for the expansion state asked for
@@ -21,6 +22,7 @@ process around these (lanes, heartbeat, graphs kept) is ``worker_process``.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import importlib
@@ -32,7 +34,7 @@ from tensorboard import errors
 
 from tb_graph_plugin import wire
 from tb_graph_plugin.api import limits, search
-from tb_graph_plugin.ingest import parse, run_metadata
+from tb_graph_plugin.ingest import graph_encoding, parse, run_metadata
 from tb_graph_plugin.pipeline import Pipeline, Step, Timings
 
 __all__ = ["GraphState", "BUILD", "TASKS", "preload"]
@@ -64,14 +66,13 @@ class GraphState:
         self.what = payload.get("what", "graph")
         self.graph_def = None
         self.unmatched_stats = 0
+        # The GraphDef is split into its nodes' encodings, never parsed whole (the parse is ~5x
+        # its encoding, ~660 bytes an op): the info pane parses one NodeDef at a time
+        # (ingest.graph_encoding, graph.node_defs). A diff pair parses it whole: the diff
+        # compares every op's attrs.
+        self.keep_protos = keep_protos or bool(payload.get("base"))
         BUILD.run(self, timings=self.timings, progress=progress, span=(0.1, 0.55))
         self.first_scene = True
-        # The protos are not needed once built: the info pane parses one NodeDef at a time from
-        # the encoding this worker was sent (graph.node_defs; the parsed GraphDef is ~5x its
-        # encoding). A diff pair keeps them parsed: the diff compares every op's attrs.
-        keep_protos = keep_protos or bool(payload.get("base"))
-        if not keep_protos:
-            self.slim.node_defs.keep_serialized(payload["graph"])
         self.payload = self.graph_def = None
         self.layout_cache = LayoutCache()  # group layouts, boundary edges, layout memo: reused across scenes
         # A diff job's pair: the base graph (A), built first the same way.
@@ -84,10 +85,7 @@ class GraphState:
 
     def settle(self) -> None:
         """The build's work that can wait until the first answer has gone out (the worker calls
-        it then): where each NodeDef lies in the kept encoding, for the info pane (0.2 s at 141k
-        ops, which the first click would otherwise wait for), and the memory the dropped protos
-        held given back to the system."""
-        self.slim.node_defs.index()
+        it then): the memory the build's intermediates held given back to the system."""
         _return_freed_memory()
 
 
@@ -113,7 +111,11 @@ def preload() -> None:
 
 
 def _parse(state: GraphState) -> None:
-    state.graph_def = parse.parse_graph_def(state.payload["graph"], state.what)
+    """The GraphDef split into its nodes (``ingest.graph_encoding``), or parsed whole for a diff."""
+    if state.keep_protos:
+        state.graph_def = parse.parse_graph_def(state.payload["graph"], state.what)
+    else:
+        state.graph_def = graph_encoding.split_graph_def(state.payload["graph"], state.what)
     if state.payload.get("max_ops"):
         limits.check_ops(state.graph_def, state.what, state.payload["max_ops"])
 
@@ -121,7 +123,20 @@ def _parse(state: GraphState) -> None:
 def _slim_graph(state: GraphState) -> None:
     from tb_graph_plugin.graph import build_slim_graph
 
-    state.slim = build_slim_graph(state.graph_def)
+    with _malformed_node_defs(state.what):
+        state.slim = build_slim_graph(state.graph_def)
+
+
+@contextlib.contextmanager
+def _malformed_node_defs(what: str):
+    """A NodeDef protobuf cannot parse (damage inside an attr, seen when it is first read) is
+    the GraphDef's fault: a 400 saying so, as a damaged GraphDef gets at its split."""
+    from tb_graph_plugin.graph.node_defs import MalformedNodeDef
+
+    try:
+        yield
+    except MalformedNodeDef as e:
+        raise errors.InvalidArgumentError(f"malformed GraphDef in {what}: {e}") from None
 
 
 def _hierarchy(state: GraphState) -> None:
@@ -226,7 +241,8 @@ def node_task(state: GraphState, args: dict, progress: Progress) -> str:
     progress("node", 0.9)
     h = state.hierarchy
     name = _node_name(h, args["name"])
-    return wire.to_json(node_details(h, name))
+    with _malformed_node_defs("this graph"):
+        return wire.to_json(node_details(h, name))
 
 
 def search_task(state: GraphState, args: dict, progress: Progress) -> str:

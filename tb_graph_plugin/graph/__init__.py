@@ -51,8 +51,8 @@ __all__ = [
 
 
 def build_slim_graph(graph_def, options: Optional[SlimGraphOptions] = None) -> SlimGraph:
-    """Build the SlimGraph of a ``GraphDef`` (``tensorboard.compat.proto.graph_pb2``).
-
+    """Build the SlimGraph of a ``GraphDef`` (``tensorboard.compat.proto.graph_pb2``), or of
+    an ``ingest.graph_encoding.EncodedGraphDef`` (a worker's: same SlimGraph, no whole parse).
     Duplicate node names keep the first node in the index and are listed in
     ``slim.duplicate_names``; inputs naming absent nodes are in ``slim.dangling``.
     """
@@ -73,7 +73,7 @@ class _Build:
     graph_def: Any
     options: SlimGraphOptions
     slim: SlimGraph
-    inputs: Optional[list] = None  # per op, its raw input strings (``nodes`` -> ``edges``)
+    inputs: Optional[tuple] = None  # every op's raw input strings and a count per op (``nodes`` -> ``edges``)
     raw_edges: Optional[tuple] = None  # edge columns before embeddings are placed
 
 
@@ -86,7 +86,7 @@ def _index_names(b: _Build) -> None:
 
 
 def _read_edges(b: _Build) -> None:
-    b.raw_edges = edges.read_edges(b.slim, b.inputs)
+    b.raw_edges = edges.read_edges(b.slim, *b.inputs)
     b.inputs = None
 
 

@@ -7,7 +7,8 @@ reference edge; anything else is a data edge. Edge size is the product of the so
 output's dims (unknown dims count 1), 1 without shape info. Inputs naming an absent node
 are kept in ``slim.dangling`` (reported, no edge). Cycles (while loops) are allowed.
 
-Pre-condition: ``slim.index`` built (phase 2); ``inputs[i]`` are op ``i``'s raw inputs.
+Pre-condition: ``slim.index`` built (phase 2); ``inputs`` are every op's raw inputs, op after
+op, ``counts[i]`` of them op ``i``'s.
 Post-condition: returns the raw edge columns ``(src, dst, kind, output)``, one per
 resolvable input, in op order then input order; ``slim.dangling`` lists the others.
 """
@@ -53,9 +54,10 @@ def tensor_size(shape) -> int:
     return size
 
 
-def read_edges(slim: SlimGraph, inputs: list[list[str]]):
+def read_edges(slim: SlimGraph, inputs: list[str], counts: list[int]):
     """Resolve every input string of every op; return parallel edge columns.
 
+    ``inputs`` are every op's raw inputs, op after op, ``counts[i]`` how many are op ``i``'s.
     Fast path: when no node name contains ``:`` or starts with ``^``, an input that is
     itself a node name is output 0 of that node, so one dict lookup per input resolves
     most of them; only control inputs, ``x:N`` and dangling names take the parser.
@@ -63,25 +65,23 @@ def read_edges(slim: SlimGraph, inputs: list[list[str]]):
     index = slim.index
     joined = "\n".join(slim.original_names)
     if ":" in joined or joined.startswith("^") or "\n^" in joined:
-        return _read_edges_slow(slim, inputs)
-    lens = [len(raws) for raws in inputs]
-    dst_col = list(chain.from_iterable(map(repeat, range(len(lens)), lens)))
-    starts = list(accumulate(lens, initial=0))
-    get = index.get
-    # the input strings are not kept (a few MB at 50k ops): a miss is read again by position
-    src_col = [get(raw, -1) for raws in inputs for raw in raws]
+        return _read_edges_slow(slim, inputs, counts)
+    dst_col = list(chain.from_iterable(map(repeat, range(len(counts)), counts)))
+    starts = list(accumulate(counts, initial=0))
+    src_col = list(map(index.get, inputs, repeat(-1)))
     kind_col = [EdgeKindCode.DATA] * len(src_col)
     out_col = [0] * len(src_col)
     ops = slim.ops
     if REFERENCE_EDGE_OPS.intersection(ops):
-        for dst, n_in in enumerate(lens):
+        for dst, n_in in enumerate(counts):
             if n_in and ops[dst] in REFERENCE_EDGE_OPS:
                 kind_col[starts[dst]] = EdgeKindCode.REFERENCE
+    get = index.get
     dangling = slim.dangling
     missing = False
     for e in [e for e, src in enumerate(src_col) if src < 0]:
         dst = dst_col[e]
-        raw = inputs[dst][e - starts[dst]]
+        raw = inputs[e]
         if raw.startswith("^"):
             name, out, kind = raw[1:], -1, EdgeKindCode.CONTROL
         else:
@@ -101,17 +101,19 @@ def read_edges(slim: SlimGraph, inputs: list[list[str]]):
     return src_col, dst_col, kind_col, out_col
 
 
-def _read_edges_slow(slim: SlimGraph, inputs: list[list[str]]):
+def _read_edges_slow(slim: SlimGraph, inputs: list[str], counts: list[int]):
     """Input by input (node names holding ``:`` or starting with ``^``)."""
     index = slim.index
     ops = slim.ops
     src_col, dst_col, kind_col, out_col = [], [], [], []
     dangling = slim.dangling
-    for dst, raws in enumerate(inputs):
-        if not raws:
+    starts = accumulate(counts, initial=0)
+    for dst, (start, n_in) in enumerate(zip(starts, counts)):
+        if not n_in:
             continue
         ref_op = ops[dst] in REFERENCE_EDGE_OPS
-        for pos, raw in enumerate(raws):
+        for pos in range(n_in):
+            raw = inputs[start + pos]
             if raw.startswith("^"):
                 name, out, kind = raw[1:], -1, EdgeKindCode.CONTROL
             elif ":" in raw:

@@ -6,10 +6,11 @@ functions become ``__function_library__<fn>/...`` nodes, input args (op ``input_
 ``functionInputIndex``) and output args (op ``output_arg``, ``functionOutputIndex``, fed by
 the function's ``ret`` tensor).
 
-Pre-condition: ``graph_def`` is a parsed ``GraphDef``.
+Pre-condition: ``graph`` is a parsed ``GraphDef``, or an ``ingest.graph_encoding.EncodedGraphDef``
+(a worker's: its columns are read in C already, and the NodeDefs kept as encodings).
 Post-condition: every per-op column of ``slim`` has one entry per NodeDef (GraphDef order,
 then library nodes); ``slim.names == slim.original_names``; the raw input strings are
-returned (one list per op) for the edge phase; shapes are tuples of ints (-1 unknown) or
+returned for the edge phase (all of them op after op, and a count per op); shapes are tuples of ints (-1 unknown) or
 None for unknown rank.
 """
 
@@ -19,8 +20,9 @@ import sys
 from typing import Optional
 
 from tb_graph_plugin.graph.model import FUNCTION_LIBRARY_PREFIX, FunctionInfo, SlimGraph
+from tb_graph_plugin.ingest.graph_encoding import EncodedGraphDef, NodeColumns
 
-__all__ = ["read_nodes"]
+__all__ = ["read_nodes", "read_node_protos"]
 
 
 def _shapes(node) -> Optional[list]:
@@ -59,39 +61,58 @@ def _append(slim: SlimGraph, name: str, op: str, device: Optional[str], xla, sha
     return i
 
 
-def read_nodes(graph_def, slim: SlimGraph, function_library: bool = True) -> list[list[str]]:
-    """Fill the per-op columns of ``slim``; return the raw input strings of each op."""
-    inputs: list = []  # repeated-string containers of the NodeDefs (not copied)
-    nodes = graph_def.node
-    names, ops, devices, xlas, shapes = ([], [], [], [], [])
+def read_nodes(graph, slim: SlimGraph, function_library: bool = True) -> tuple[list[str], list[int]]:
+    """Fill the per-op columns of ``slim`` from ``graph``, a parsed ``GraphDef`` or an
+    ``ingest.graph_encoding.EncodedGraphDef`` (columns read in C; NodeDefs kept as encodings);
+    return every op's raw input strings, op after op, and how many each op has."""
+    encoded = isinstance(graph, EncodedGraphDef)
+    if encoded:
+        slim.node_defs.set_encodings(graph.nodes)
+        columns = graph.columns or read_node_protos(slim.node_defs)
+    else:
+        slim.node_defs.set_graph(graph)
+        columns = read_node_protos(graph.node)
+    n = len(columns.names)
+    shapes: list = [None] * n
+    xlas: list = [None] * n
+    node_defs = slim.node_defs
+    for i in columns.attr_nodes:
+        node = node_defs[i]
+        shapes[i] = _shapes(node)
+        xlas[i] = _xla_cluster(node)
+    slim.names.extend(columns.names)
+    slim.original_names.extend(columns.names)
+    slim.ops.extend(columns.ops)
+    slim.devices.extend(columns.devices)
+    slim.xla_clusters.extend(xlas)
+    slim.output_shapes.extend(shapes)
+    slim.functions_of.extend([None] * n)
+    if any(sh is not None for sh in shapes):
+        slim.has_shape_info = True
+    inputs, counts = columns.inputs, columns.input_counts
+    if function_library:
+        for func in graph.library.function:
+            _read_function(func, slim, inputs, counts)
+    return inputs, counts
+
+
+def read_node_protos(nodes) -> NodeColumns:
+    """The columns of ``nodes`` (NodeDefs), one at a time through protobuf's Python API: a
+    parsed GraphDef's, or an encoded one's whose columns ``ingest.graph_encoding`` could not read."""
+    names, ops, devices, inputs, counts, attr_nodes = ([], [], [], [], [], [])
     intern = sys.intern  # op types and devices repeat: one string each, not one per op (~90 MB at 1M ops)
-    for node in nodes:  # the hot loop: inlined, one pass over the protos
+    for i, node in enumerate(nodes):  # the hot loop: inlined, one pass over the protos
         names.append(node.name)
         ops.append(intern(node.op))
         device = node.device
         devices.append(intern(device) if device else None)
         attr = node.attr
-        if "_output_shapes" in attr:
-            shapes.append(_shapes(node))
-        else:
-            shapes.append(None)
-        xlas.append(attr["_XlaCluster"].s.decode("utf-8", "replace") or None
-                    if "_XlaCluster" in attr else None)
-        inputs.append(node.input)
-    slim.names.extend(names)
-    slim.original_names.extend(names)
-    slim.ops.extend(ops)
-    slim.devices.extend(devices)
-    slim.xla_clusters.extend(xlas)
-    slim.output_shapes.extend(shapes)
-    slim.node_defs.set_graph(graph_def)
-    slim.functions_of.extend([None] * len(names))
-    if any(sh is not None for sh in shapes):
-        slim.has_shape_info = True
-    if function_library:
-        for func in graph_def.library.function:
-            _read_function(func, slim, inputs)
-    return inputs
+        if "_output_shapes" in attr or "_XlaCluster" in attr:
+            attr_nodes.append(i)
+        raws = node.input
+        counts.append(len(raws))
+        inputs.extend(raws)
+    return NodeColumns(names, ops, devices, inputs, counts, attr_nodes)
 
 
 def _function_input(prefix: str, raw: str) -> str:
@@ -107,7 +128,7 @@ def _function_input(prefix: str, raw: str) -> str:
     return ("^" if control else "") + name
 
 
-def _read_function(func, slim: SlimGraph, inputs: list[list[str]]) -> None:
+def _read_function(func, slim: SlimGraph, inputs: list[str], counts: list[int]) -> None:
     fname = func.signature.name
     prefix = f"{FUNCTION_LIBRARY_PREFIX}{fname}/"
     info = FunctionInfo(name=fname)
@@ -118,13 +139,14 @@ def _read_function(func, slim: SlimGraph, inputs: list[list[str]]) -> None:
         slim.function_input_index[i] = k
         info.input_arg_ids.append(i)
         info.node_ids.append(i)
-        inputs.append([])
+        counts.append(0)
         taken.add(arg.name)
     for node in func.node_def:
         i = _append(slim, prefix + node.name, node.op, node.device or None, _xla_cluster(node),
                     _shapes(node), node, fname)
         info.node_ids.append(i)
-        inputs.append([_function_input(prefix, raw) for raw in node.input])
+        inputs.extend(_function_input(prefix, raw) for raw in node.input)
+        counts.append(len(node.input))
         taken.add(node.name)
     for k, arg in enumerate(func.signature.output_arg):
         local = arg.name if arg.name not in taken else arg.name + "_output"
@@ -133,4 +155,6 @@ def _read_function(func, slim: SlimGraph, inputs: list[list[str]]) -> None:
         info.output_arg_ids.append(i)
         info.node_ids.append(i)
         ret = func.ret.get(arg.name)
-        inputs.append([_function_input(prefix, ret)] if ret else [])
+        if ret:
+            inputs.append(_function_input(prefix, ret))
+        counts.append(1 if ret else 0)

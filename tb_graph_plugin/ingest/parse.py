@@ -45,12 +45,14 @@ class GraphTooLarge(ValueError):
         self.what, self.ops, self.limit = what, ops, limit
 
 
-def count_ops(graph: graph_pb2.GraphDef) -> int:
-    """Ops of the graph and of its function library (the nodes the SlimGraph will hold)."""
-    return len(graph.node) + sum(len(f.node_def) for f in graph.library.function)
+def count_ops(graph) -> int:
+    """Ops of the graph and of its function library (the nodes the SlimGraph will hold): a
+    ``GraphDef`` or an ``ingest.graph_encoding.EncodedGraphDef``."""
+    return len(graph.nodes if hasattr(graph, "nodes") else graph.node) + sum(
+        len(f.node_def) for f in graph.library.function)
 
 
-def check_op_limit(graph: graph_pb2.GraphDef, what: str, max_ops: int) -> None:
+def check_op_limit(graph, what: str, max_ops: int) -> None:
     """Raise ``GraphTooLarge`` when ``graph`` has more ops than ``max_ops``."""
     ops = count_ops(graph)
     if ops > max_ops:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Iterator, Union
 
-__all__ = ["VARINT", "I64", "LEN", "I32", "fields", "field_slices", "field_spans"]
+__all__ = ["VARINT", "I64", "LEN", "I32", "fields", "field_slices"]
 
 VARINT, I64, LEN, I32 = 0, 1, 2, 5
 _FIXED = {I64: 8, I32: 4}
@@ -79,13 +79,3 @@ def fields(buf) -> Iterator[tuple[int, int, Union[int, memoryview]]]:
 def field_slices(buf, number: int) -> list[memoryview]:
     """Payloads of the length-delimited field ``number`` at the top level of message ``buf``."""
     return [value for n, wire_type, value in fields(buf) if n == number and wire_type == LEN]
-
-
-def field_spans(buf, number: int):
-    """``(starts, ends)``: int64 numpy arrays of the byte offsets, in ``buf``, of the payloads of
-    every occurrence of the length-delimited field ``number`` at the top level (``field_slices``
-    as two arrays: 16 bytes an occurrence instead of a memoryview's ~180)."""
-    import numpy as np
-
-    spans = [(start, stop) for n, wire_type, _, start, stop in _walk(_view(buf)) if n == number and wire_type == LEN]
-    return (np.asarray([a for a, _ in spans], dtype=np.int64), np.asarray([b for _, b in spans], dtype=np.int64))
