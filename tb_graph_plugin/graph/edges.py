@@ -9,13 +9,16 @@ are kept in ``slim.dangling`` (reported, no edge). Cycles (while loops) are allo
 
 Pre-condition: ``slim.index`` built (phase 2); ``inputs`` are every op's raw inputs, op after
 op, ``counts[i]`` of them op ``i``'s.
-Post-condition: returns the raw edge columns ``(src, dst, kind, output)``, one per
-resolvable input, in op order then input order; ``slim.dangling`` lists the others.
+Post-condition: returns the raw edge columns ``(src, dst, kind, output)`` (int sequences: numpy
+arrays on the fast path), one per resolvable input, in op order then input order;
+``slim.dangling`` lists the others.
 """
 
 from __future__ import annotations
 
-from itertools import accumulate, chain, repeat
+from itertools import accumulate, repeat
+
+import numpy as np
 
 from tb_graph_plugin.graph.model import REFERENCE_EDGE_OPS, DanglingInput, SlimGraph
 from tb_graph_plugin.wire import EdgeKindCode
@@ -66,38 +69,44 @@ def read_edges(slim: SlimGraph, inputs: list[str], counts: list[int]):
     joined = "\n".join(slim.original_names)
     if ":" in joined or joined.startswith("^") or "\n^" in joined:
         return _read_edges_slow(slim, inputs, counts)
-    dst_col = list(chain.from_iterable(map(repeat, range(len(counts)), counts)))
-    starts = list(accumulate(counts, initial=0))
-    src_col = list(map(index.get, inputs, repeat(-1)))
-    kind_col = [EdgeKindCode.DATA] * len(src_col)
-    out_col = [0] * len(src_col)
+    n_in = len(inputs)
+    src_col = np.fromiter(map(index.get, inputs, repeat(-1)), dtype=np.int64, count=n_in)
+    dst_col = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    kind_col = np.full(n_in, int(EdgeKindCode.DATA), dtype=np.int64)
+    out_col = np.zeros(n_in, dtype=np.int64)
     ops = slim.ops
     if REFERENCE_EDGE_OPS.intersection(ops):
-        for dst, n_in in enumerate(counts):
-            if n_in and ops[dst] in REFERENCE_EDGE_OPS:
-                kind_col[starts[dst]] = EdgeKindCode.REFERENCE
+        starts = np.cumsum(counts) - counts
+        first = [starts[dst] for dst, n in enumerate(counts) if n and ops[dst] in REFERENCE_EDGE_OPS]
+        kind_col[first] = int(EdgeKindCode.REFERENCE)
+    misses = np.flatnonzero(src_col < 0).tolist()
+    if not misses:
+        return src_col, dst_col, kind_col, out_col
+    # control inputs (``^x``) first, in one pass; then ``x:N`` and names of absent nodes
     get = index.get
+    raws = [inputs[e] for e in misses]
+    controls = np.fromiter((get(raw[1:], -1) if raw[:1] == "^" else -1 for raw in raws), dtype=np.int64,
+                           count=len(raws))
+    found = controls >= 0
+    at = np.asarray(misses, dtype=np.int64)[found]
+    src_col[at], kind_col[at], out_col[at] = controls[found], int(EdgeKindCode.CONTROL), -1
     dangling = slim.dangling
-    missing = False
-    for e in [e for e, src in enumerate(src_col) if src < 0]:
-        dst = dst_col[e]
-        raw = inputs[e]
-        if raw.startswith("^"):
-            name, out, kind = raw[1:], -1, EdgeKindCode.CONTROL
+    keep = np.ones(n_in, dtype=bool)
+    for k in np.flatnonzero(~found).tolist():
+        e, raw = misses[k], raws[k]
+        if raw[:1] == "^":
+            name, out, kind = raw[1:], -1, int(EdgeKindCode.CONTROL)
         else:
             name, out, _ = parse_input(raw)
             kind = kind_col[e]
         src = get(name)
         if src is None:
-            dangling.append(DanglingInput(dst, raw))
-            missing = True
+            dangling.append(DanglingInput(int(dst_col[e]), raw))
+            keep[e] = False
             continue
-        src_col[e] = src
-        kind_col[e] = kind
-        out_col[e] = out
-    if missing:  # drop the dangling inputs (src still -1)
-        keep = [e for e, src in enumerate(src_col) if src >= 0]
-        return tuple([c[e] for e in keep] for c in (src_col, dst_col, kind_col, out_col))
+        src_col[e], kind_col[e], out_col[e] = src, kind, out
+    if not keep.all():  # drop the dangling inputs
+        return src_col[keep], dst_col[keep], kind_col[keep], out_col[keep]
     return src_col, dst_col, kind_col, out_col
 
 
