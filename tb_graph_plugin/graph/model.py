@@ -154,7 +154,7 @@ class SlimGraph:
     Per-op columns (index = op id): ``names``, ``original_names``, ``ops``, ``devices``,
     ``xla_clusters``, ``output_shapes``, ``embedding``, ``owner``, ``node_defs`` (the source
     ``NodeDef`` or None for synthetic nodes, for attrs in the info pane: a ``graph.node_defs.NodeDefs``,
-    which a worker keeps serialized once the graph is built), ``functions_of``.
+    a worker keeps each node's encoding and parses it when asked), ``functions_of``.
 
     Per-edge columns (index = edge id): ``edge_src``, ``edge_dst``, ``edge_kind``,
     ``edge_output``, ``edge_size``. Kinds and roles are plain ints of ``wire.EdgeKindCode`` and
@@ -170,7 +170,7 @@ class SlimGraph:
         self.output_shapes: list[Optional[list]] = []
         self.embedding: list[int] = []  # EmbeddingRole ints
         self.owner: list[int] = []
-        self.node_defs: NodeDefs = NodeDefs()  # graph.node_defs: parsed, or serialized once built
+        self.node_defs: NodeDefs = NodeDefs()  # graph.node_defs: parsed, or a worker's node encodings
         self.functions_of: list[Optional[str]] = []
         self.function_input_index: dict[int, int] = {}
         self.function_output_index: dict[int, int] = {}

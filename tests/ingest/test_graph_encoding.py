@@ -135,3 +135,17 @@ def test_the_info_pane_shows_the_same_attrs_from_the_encoding(real_logs, as_view
     attrs = [node_details(parsed, i).attrs for i in ops]
     assert any(attrs) and [node_details(encoded, i).attrs for i in ops] == attrs
     assert isinstance(encoded.slim.node_defs[0], node_def_pb2.NodeDef)
+
+
+def test_columns_read_in_chunks_are_the_same(real_logs, monkeypatch):
+    """Nodes are read ``_CHUNK`` at a time: chunk boundaries change nothing (TF1: every node has
+    ``_output_shapes``, so the attr nodes' ids must be counted across chunks)."""
+    from tb_graph_plugin.ingest import graph_encoding
+
+    blob = load_graph_def(str(real_logs["tf1_graph"])).SerializeToString()
+    whole = split_graph_def(blob, "g").columns
+    monkeypatch.setattr(graph_encoding, "_CHUNK", 3)
+    chunked = split_graph_def(blob, "g").columns
+    assert whole.attr_nodes and len(whole.names) > 3
+    assert chunked == whole
+    _same_slim_graph(blob)
