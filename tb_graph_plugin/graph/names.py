@@ -54,6 +54,8 @@ def rename_namespace_clashes(slim: SlimGraph) -> int:
                 break
             namespaces.add(prefix)
             j = scope.rfind("/", 0, j)
+    if namespaces.isdisjoint(names):  # the usual case: one C-level pass
+        return 0
     clashes = [i for i, name in enumerate(names) if name in namespaces]
     for i in clashes:
         name = names[i]
