@@ -45,7 +45,7 @@ __all__ = ["GraphStore", "GraphTooLarge", "Upload", "check_op_limit", "count_ops
 
 DEFAULT_CACHE_BYTES = 2 << 30
 DEFAULT_UPLOAD_LIMIT_BYTES = 256 << 20
-DEFAULT_MAX_OPS = 1_000_000
+DEFAULT_MAX_OPS = 6_000_000  # a 5M-op graph opens on a 2-core, 24 GB machine in ~1 min, ~10 GB peak (BENCHMARKS.md)
 MAX_UPLOADS = 32  # uploads kept in memory, oldest dropped first (also past ``max_upload_bytes``)
 
 _OP_GRAPH_NAMES = (metadata.RUN_METADATA, metadata.RUN_METADATA_WITH_GRAPH)
