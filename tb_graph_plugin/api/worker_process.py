@@ -100,6 +100,9 @@ def _run_lane(lane: str, inbox: "queue.Queue", graphs: _Graphs, send: Callable[[
         except Exception as e:  # noqa: BLE001 - any bug becomes a readable 500 for this job only
             traceback.print_exc()
             send(("failed", job_id, 500, f"{task} failed: {type(e).__name__}: {e}", rss_bytes()))
+        # The job's payload (the graph's encoding: 150 MB at 1M ops) is not kept while the lane
+        # waits for its next job: the built graph holds what it needs (its nodes' encodings).
+        message = blob = None
         if built is not None:  # the first answer has gone out: the rest of the build
             try:
                 built.settle()
