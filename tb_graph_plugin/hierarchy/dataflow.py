@@ -36,7 +36,7 @@ import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
-__all__ = ["child_edges", "child_graph", "Contraction", "series_shape", "dominator_regions", "is_acyclic",
+__all__ = ["edge_arrays", "child_edges", "child_graph", "Contraction", "series_shape", "dominator_regions", "is_acyclic",
            "strong_components"]
 
 
@@ -51,21 +51,27 @@ def _out_edges(h: Hierarchy) -> list[list[int]]:
     return table
 
 
+def edge_arrays(h: Hierarchy) -> tuple[np.ndarray, np.ndarray]:
+    """(edge_src, edge_dst) as int64 arrays (built once per hierarchy)."""
+    if h.edge_arrays is None:
+        h.edge_arrays = (np.asarray(h.slim.edge_src, dtype=np.int64), np.asarray(h.slim.edge_dst, dtype=np.int64))
+    return h.edge_arrays
+
+
 _NUMPY_MIN_CHILDREN = 64  # bigger groups (a model's layers, an optimizer) are mapped with numpy
 
 
 def child_edges(h: Hierarchy, children: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """(source, destination) positions in ``children`` of every base edge between two of them."""
     n = h.n_ops
-    if h.edge_arrays is None:
-        h.edge_arrays = (np.asarray(h.slim.edge_src, dtype=np.int64), np.asarray(h.slim.edge_dst, dtype=np.int64))
+    edge_src, edge_dst = edge_arrays(h)
     pos = np.full(n, -1, dtype=np.int64)
     for k, c in enumerate(children):
         if c < n:
             pos[c] = k
         else:
             pos[np.fromiter(h.leaf_ops(c), dtype=np.int64)] = k
-    src, dst = pos[h.edge_arrays[0]], pos[h.edge_arrays[1]]
+    src, dst = pos[edge_src], pos[edge_dst]
     keep = (src >= 0) & (dst >= 0) & (src != dst)
     return src[keep], dst[keep]
 
