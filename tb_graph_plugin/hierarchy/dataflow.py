@@ -65,12 +65,28 @@ def child_edges(h: Hierarchy, children: list[int]) -> tuple[np.ndarray, np.ndarr
     """(source, destination) positions in ``children`` of every base edge between two of them."""
     n = h.n_ops
     edge_src, edge_dst = edge_arrays(h)
-    pos = np.full(n, -1, dtype=np.int64)
+    ops, at = [], []  # every op under a child, and that child's position
+    groups = h.groups
     for k, c in enumerate(children):
         if c < n:
-            pos[c] = k
-        else:
-            pos[np.fromiter(h.leaf_ops(c), dtype=np.int64)] = k
+            ops.append(c)
+            at.append(k)
+            continue
+        start = len(ops)
+        stack = [c]
+        while stack:
+            sub = groups[stack.pop() - n].children
+            if sub and max(sub) < n:
+                ops.extend(sub)
+            else:
+                for x in sub:
+                    if x < n:
+                        ops.append(x)
+                    else:
+                        stack.append(x)
+        at.extend([k] * (len(ops) - start))
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[ops] = at
     src, dst = pos[edge_src], pos[edge_dst]
     keep = (src >= 0) & (dst >= 0) & (src != dst)
     return src[keep], dst[keep]
@@ -164,9 +180,17 @@ class Contraction:
         self._spans: list[tuple[int, int]] = []  # (lowest, highest rank) of each block, sorted
         self._component: Optional[list[int]] = None  # strong components, for cyclic graphs
 
-    def _bound(self, members: list[int]) -> Optional[int]:
+    def _ranked(self) -> list[int]:
+        """``rank`` (any topological rank bounds the searches alike), [] for a cyclic graph."""
         if self.rank is None:
-            self.rank = topological_rank(self.succ) or []
+            order = _topological(self.succ, by_position=False)
+            self.rank = [0] * len(self.succ) if order else []
+            for r, k in enumerate(order or ()):
+                self.rank[k] = r
+        return self.rank
+
+    def _bound(self, members: list[int]) -> Optional[int]:
+        self._ranked()
         if not self.rank:
             return None  # a cyclic graph: search everything
         bound = max(self.rank[m] for m in members)
@@ -180,9 +204,7 @@ class Contraction:
         """True when ``members`` lie on one cycle the graph already has (one strongly connected
         component): contracting them merges nodes already reachable from each other, so the
         quotient has no cycle the graph did not have (the condensation is unchanged)."""
-        if self.rank is None:
-            self.rank = topological_rank(self.succ) or []
-        if self.rank:
+        if self._ranked():
             return False  # an acyclic graph: no component holds two positions
         if self._component is None:
             self._component = strong_components(self.succ)
@@ -306,17 +328,16 @@ def series_shape(succ: Sequence[Iterable[int]], members: Sequence[int]) -> Optio
     return "chain"
 
 
-def _topological(succ: Sequence[Iterable[int]]) -> Optional[list[int]]:
+def _topological(succ: Sequence[Iterable[int]], by_position: bool = True) -> Optional[list[int]]:
+    """Kahn's order (successors released by increasing position unless ``by_position`` is
+    False: any topological order then, cheaper), or None when the graph has a cycle."""
     indeg = [0] * len(succ)
     for s in succ:
         for j in s:
             indeg[j] += 1
     order = [k for k, d in enumerate(indeg) if d == 0]
-    head = 0
-    while head < len(order):
-        k = order[head]
-        head += 1
-        for j in sorted(succ[k]):
+    for k in order:  # the list grows while it is walked
+        for j in (sorted(succ[k]) if by_position else succ[k]):
             indeg[j] -= 1
             if indeg[j] == 0:
                 order.append(j)
