@@ -336,7 +336,9 @@ class Hierarchy:
         while stack:
             g = groups[pop()]
             append(g)
-            extend([c - n for c in reversed(g.children) if c >= n])
+            children = g.children
+            if children and max(children) >= n:  # most groups hold ops only
+                extend([c - n for c in reversed(children) if c >= n])
         return out
 
     def series_nodes(self) -> list[SeriesNode]:
