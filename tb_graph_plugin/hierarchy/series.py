@@ -159,8 +159,12 @@ def detect_op_series(h: Hierarchy) -> int:
         op_children = [c for c in g.children if c < n]
         if len(op_children) + 1 < min_size:
             continue
-        # A run's members share one op: only ops that many children have can form one.
-        per_op = Counter([ops[c] for c in op_children])
+        # A run's members share one op: only ops that many children have can form one
+        # (an op held k times repeats k - 1 times: too few repeats, no op is held that often).
+        op_of = [ops[c] for c in op_children]
+        if len(op_of) - len(set(op_of)) + 2 < min_size:
+            continue
+        per_op = Counter(op_of)
         if max(per_op.values()) + 1 < min_size:
             continue
         if len(per_op) > 1:
@@ -210,8 +214,12 @@ def detect_block_series(h: Hierarchy) -> list:
     n = h.n_ops
     ungrouped = h.options.ungrouped_series
     made: list = []
-    for g in list(h.groups):
-        groups_here = [c for c in g.children if c >= n and not h.groups[c - n].is_series]
+    groups = h.groups
+    for g in list(groups):
+        children = g.children
+        if len(children) < min_size or max(children) < n:  # most groups hold ops only
+            continue
+        groups_here = [c for c in children if c >= n and not groups[c - n].is_series]
         if len(groups_here) < min_size:
             continue
         keyed: dict[tuple, list[tuple[int, int]]] = {}
