@@ -9,11 +9,14 @@ document; the convexity condition is the standard one for graph contraction):
 
 * :func:`child_graph`: the children of a group as positions ``0..n-1`` and their successor
   sets, from the SlimGraph's base edges (all kinds) whose ends lie under two different
-  children. Cost O(ops under the group + their out-edges).
+  children. Cost O(ops under the group + their out-edges); for a wide group
+  (:func:`child_edges`, numpy) O(groups x depth + ops + edges) in C, each op placed through
+  the group child its parent group climbs to.
 * :class:`Contraction`: proposals are accepted one at a time, each only if the quotient
   graph (accepted blocks contracted, the rest single) has no cycle through it. By
   induction, when the children's graph is acyclic the final quotient is acyclic, whatever
-  the order of proposals. A proposal whose members already lie on one cycle (one strongly
+  the order of proposals, and whatever topological rank bounds its searches (a search
+  prunes only where no path can come back). A proposal whose members already lie on one cycle (one strongly
   connected component) is accepted: it leaves the condensation as it is, so every cycle of
   the quotient is one the graph has. Cost per proposal O(what is reachable from it).
 * :func:`series_shape`: ``"chain"`` when members in index order each feed the next and
