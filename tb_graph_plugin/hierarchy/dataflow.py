@@ -9,11 +9,14 @@ document; the convexity condition is the standard one for graph contraction):
 
 * :func:`child_graph`: the children of a group as positions ``0..n-1`` and their successor
   sets, from the SlimGraph's base edges (all kinds) whose ends lie under two different
-  children. Cost O(ops under the group + their out-edges).
+  children. Cost O(ops under the group + their out-edges); for a wide group
+  (:func:`child_edges`, numpy) O(groups x depth + ops + edges) in C, each op placed through
+  the group child its parent group climbs to.
 * :class:`Contraction`: proposals are accepted one at a time, each only if the quotient
   graph (accepted blocks contracted, the rest single) has no cycle through it. By
   induction, when the children's graph is acyclic the final quotient is acyclic, whatever
-  the order of proposals. A proposal whose members already lie on one cycle (one strongly
+  the order of proposals, and whatever topological rank bounds its searches (a search
+  prunes only where no path can come back). A proposal whose members already lie on one cycle (one strongly
   connected component) is accepted: it leaves the condensation as it is, so every cycle of
   the quotient is one the graph has. Cost per proposal O(what is reachable from it).
 * :func:`series_shape`: ``"chain"`` when members in index order each feed the next and
@@ -36,7 +39,7 @@ import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
-__all__ = ["child_edges", "child_graph", "Contraction", "series_shape", "dominator_regions", "is_acyclic",
+__all__ = ["edge_arrays", "child_edges", "child_graph", "Contraction", "series_shape", "dominator_regions", "is_acyclic",
            "strong_components"]
 
 
@@ -51,21 +54,47 @@ def _out_edges(h: Hierarchy) -> list[list[int]]:
     return table
 
 
+def edge_arrays(h: Hierarchy) -> tuple[np.ndarray, np.ndarray]:
+    """(edge_src, edge_dst) as int64 arrays (built once per hierarchy)."""
+    if h.edge_arrays is None:
+        h.edge_arrays = (np.asarray(h.slim.edge_src, dtype=np.int64), np.asarray(h.slim.edge_dst, dtype=np.int64))
+    return h.edge_arrays
+
+
 _NUMPY_MIN_CHILDREN = 64  # bigger groups (a model's layers, an optimizer) are mapped with numpy
 
 
 def child_edges(h: Hierarchy, children: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """(source, destination) positions in ``children`` of every base edge between two of them."""
     n = h.n_ops
-    if h.edge_arrays is None:
-        h.edge_arrays = (np.asarray(h.slim.edge_src, dtype=np.int64), np.asarray(h.slim.edge_dst, dtype=np.int64))
-    pos = np.full(n, -1, dtype=np.int64)
-    for k, c in enumerate(children):
-        if c < n:
-            pos[c] = k
-        else:
-            pos[np.fromiter(h.leaf_ops(c), dtype=np.int64)] = k
-    src, dst = pos[h.edge_arrays[0]], pos[h.edge_arrays[1]]
+    edge_src, edge_dst = edge_arrays(h)
+    groups = h.groups
+    every = np.asarray(children, dtype=np.int64)
+    is_op = every < n
+    if is_op.all():
+        pos = np.full(n, -1, dtype=np.int64)
+    else:  # an op takes the position of the group child its parent group is under
+        n_groups = len(groups)
+        up = np.fromiter((x.parent for x in groups), dtype=np.int64, count=n_groups) - n
+        up[up < 0] = n_groups  # the root's parent: none (an extra last entry)
+        up = np.append(up, n_groups)
+        holder = groups[int(every[~is_op][0]) - n].parent - n  # the group whose children these are
+        at = np.full(n_groups + 1, -1, dtype=np.int64)  # by group id - n
+        at[every[~is_op] - n] = np.flatnonzero(~is_op)
+        cur = np.arange(n_groups + 1)
+        above = up.copy()
+        climbing = np.flatnonzero((above != holder) & (above != n_groups))
+        while len(climbing):  # every group climbs to the ancestor that is a child of holder, if any
+            cur[climbing] = above[climbing]
+            above[climbing] = up[above[climbing]]
+            climbing = climbing[(above[climbing] != holder) & (above[climbing] != n_groups)]
+        group_at = np.where(above == holder, at[cur], -1)
+        group_at[n_groups] = -1
+        parent_of = np.asarray(h.op_parent, dtype=np.int64) - n
+        parent_of[parent_of < 0] = n_groups  # embeddings: in no group
+        pos = group_at[parent_of]
+    pos[every[is_op]] = np.flatnonzero(is_op)
+    src, dst = pos[edge_src], pos[edge_dst]
     keep = (src >= 0) & (dst >= 0) & (src != dst)
     return src[keep], dst[keep]
 
@@ -80,9 +109,10 @@ def child_graph(h: Hierarchy, gid: int) -> list[set[int]]:
     if len(children) >= _NUMPY_MIN_CHILDREN:
         src, dst = child_edges(h, children)
         m = len(children)
+        pairs = np.unique(src * m + dst)
         succ_np: list[set[int]] = [set() for _ in children]
-        for p in np.unique(src * m + dst).tolist():
-            succ_np[p // m].add(p % m)
+        for a, b in zip((pairs // m).tolist(), (pairs % m).tolist()):
+            succ_np[a].add(b)
         return succ_np
     n_ops = h.n_ops
     groups = h.groups
@@ -158,9 +188,17 @@ class Contraction:
         self._spans: list[tuple[int, int]] = []  # (lowest, highest rank) of each block, sorted
         self._component: Optional[list[int]] = None  # strong components, for cyclic graphs
 
-    def _bound(self, members: list[int]) -> Optional[int]:
+    def _ranked(self) -> list[int]:
+        """``rank`` (any topological rank bounds the searches alike), [] for a cyclic graph."""
         if self.rank is None:
-            self.rank = topological_rank(self.succ) or []
+            order = _topological(self.succ, by_position=False)
+            self.rank = [0] * len(self.succ) if order else []
+            for r, k in enumerate(order or ()):
+                self.rank[k] = r
+        return self.rank
+
+    def _bound(self, members: list[int]) -> Optional[int]:
+        self._ranked()
         if not self.rank:
             return None  # a cyclic graph: search everything
         bound = max(self.rank[m] for m in members)
@@ -174,9 +212,7 @@ class Contraction:
         """True when ``members`` lie on one cycle the graph already has (one strongly connected
         component): contracting them merges nodes already reachable from each other, so the
         quotient has no cycle the graph did not have (the condensation is unchanged)."""
-        if self.rank is None:
-            self.rank = topological_rank(self.succ) or []
-        if self.rank:
+        if self._ranked():
             return False  # an acyclic graph: no component holds two positions
         if self._component is None:
             self._component = strong_components(self.succ)
@@ -300,17 +336,16 @@ def series_shape(succ: Sequence[Iterable[int]], members: Sequence[int]) -> Optio
     return "chain"
 
 
-def _topological(succ: Sequence[Iterable[int]]) -> Optional[list[int]]:
+def _topological(succ: Sequence[Iterable[int]], by_position: bool = True) -> Optional[list[int]]:
+    """Kahn's order (successors released by increasing position unless ``by_position`` is
+    False: any topological order then, cheaper), or None when the graph has a cycle."""
     indeg = [0] * len(succ)
     for s in succ:
         for j in s:
             indeg[j] += 1
     order = [k for k, d in enumerate(indeg) if d == 0]
-    head = 0
-    while head < len(order):
-        k = order[head]
-        head += 1
-        for j in sorted(succ[k]):
+    for k in order:  # the list grows while it is walked
+        for j in (sorted(succ[k]) if by_position else succ[k]):
             indeg[j] -= 1
             if indeg[j] == 0:
                 order.append(j)

@@ -110,13 +110,20 @@ def infer_scopes(h: Hierarchy) -> int:
         return 0
     created = 0
     memo: dict[str, list[tuple[str, str]]] = {}  # label -> candidates; labels repeat across groups
+    n = h.n_ops
     for gid in [g.id for g in h.groups]:  # snapshot: new groups are not revisited
-        g = h.groups[gid - h.n_ops]
-        if opts.infer_scopes is None and sum(c >= h.n_ops for c in g.children) < opts.infer_min_siblings:
+        g = h.groups[gid - n]
+        if opts.infer_scopes is None and _n_group_children(g.children, n) < opts.infer_min_siblings:
             continue
         created += _infer_in_group(h, g, opts.infer_scopes is None, memo)
     h.inferred_scopes = h.inferred_scopes or created > 0
     return created
+
+
+def _n_group_children(children: list[int], n: int) -> int:
+    if not children or max(children) < n:  # most groups hold ops only
+        return 0
+    return len([c for c in children if c >= n])
 
 
 def _labels(h: Hierarchy, children: list[int]) -> list:

@@ -6,8 +6,10 @@ ancestor (LCA); a MetaEdge sums the tensor sizes of its base edges; groups remem
 whether they hold a non-control edge; ``h.max_metaedge_size`` is the largest sum.
 
 LCA queries are answered once per distinct (parent group of src, parent group of dst) pair,
-so the cost is O(E log E + P * depth) for P such pairs (most edges stay inside one group);
-the per-edge work (parents, bundling by (src child, dst child), sums) is numpy.
+all pairs climbing the group tree together (numpy, one pass per level), so the cost is
+O(E log E + P * depth) for P such pairs (most edges stay inside one group); the per-edge work
+(parents, bundling by (src child, dst child), sums) is numpy, and the MetaEdges are handed to
+their groups by one stable sort on the owner.
 
 Pre-condition: the group tree is final (series made); previous metaedges are discarded.
 Post-condition: every base edge id is in exactly one MetaEdge; a MetaEdge's ``src`` and
@@ -20,55 +22,62 @@ from __future__ import annotations
 import numpy as np
 
 from tb_graph_plugin.wire import EdgeKindCode
+from tb_graph_plugin.hierarchy.dataflow import edge_arrays
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge
 
 __all__ = ["build_metaedges"]
+
+
+def _lca_children(a: np.ndarray, b: np.ndarray, parent: np.ndarray, level: np.ndarray):
+    """For pairs of groups (ids - n), the children of their lowest common ancestor holding
+    ``a`` and ``b`` (-1 where that end is the ancestor itself); all pairs climb at once."""
+    a, b = a.copy(), b.copy()
+    ca = np.full(len(a), -1, dtype=np.int64)
+    cb = ca.copy()
+    for x, cx, y in ((a, ca, b), (b, cb, a)):
+        while True:
+            up = np.flatnonzero(level[x] > level[y])
+            if not len(up):
+                break
+            cx[up] = x[up]
+            x[up] = parent[x[up]]
+    while True:
+        up = np.flatnonzero(a != b)
+        if not len(up):
+            break
+        ca[up], cb[up] = a[up], b[up]
+        a[up], b[up] = parent[a[up]], parent[b[up]]
+    return ca, cb
 
 
 def build_metaedges(h: Hierarchy) -> None:
     n = h.n_ops
     groups = h.groups
     total = n + len(groups)
-    parent = list(h.op_parent) + [g.parent for g in groups]
-    level = [0] * total
-    for g in h.walk_groups():  # pre-order: parents first
+    gpar = np.fromiter((g.parent for g in groups), dtype=np.int64, count=len(groups))
+    depth = [0] * len(groups)  # of group ids - n
+    for g in h.pre_order_groups():  # parents first
         if g.parent >= 0:
-            level[g.id] = level[g.parent] + 1
+            depth[g.id - n] = depth[g.parent - n] + 1
         g.metaedges = []
         g.has_non_control_edges = False
-    for i in range(n):
-        p = parent[i]
-        if p >= 0:
-            level[i] = level[p] + 1
-
-    def lca(a: int, b: int) -> tuple[int, int, int]:
-        # -> (lca group, child of lca holding a or -1 if a is lca, same for b)
-        ca = cb = -1
-        while level[a] > level[b]:
-            ca, a = a, parent[a]
-        while level[b] > level[a]:
-            cb, b = b, parent[b]
-        while a != b:
-            ca, a = a, parent[a]
-            cb, b = b, parent[b]
-        return a, ca, cb
-
+    level = np.asarray(depth, dtype=np.int64)
     slim = h.slim
     h.max_metaedge_size = 0
     if not slim.n_edges:
         return
-    src = np.asarray(slim.edge_src, dtype=np.int64)
-    dst = np.asarray(slim.edge_dst, dtype=np.int64)
-    par = np.asarray(parent, dtype=np.int64)
+    src, dst = edge_arrays(h)
+    par = np.concatenate([np.asarray(h.op_parent, dtype=np.int64), gpar])
     ps, pd = par[src], par[dst]
     a, b = src.copy(), dst.copy()  # the ends' ancestors that are children of the LCA
     cross = np.flatnonzero(ps != pd)
     if len(cross):
         pairs, inv = np.unique(ps[cross] * total + pd[cross], return_inverse=True)
-        found = np.array([lca(p // total, p % total) for p in pairs.tolist()],
-                         dtype=np.int64).reshape(-1, 3)[inv.reshape(-1)]
-        a[cross] = np.where(found[:, 1] < 0, src[cross], found[:, 1])
-        b[cross] = np.where(found[:, 2] < 0, dst[cross], found[:, 2])
+        ca, cb = _lca_children(pairs // total - n, pairs % total - n, gpar - n, level)
+        inv = inv.reshape(-1)
+        ca, cb = ca[inv], cb[inv]
+        a[cross] = np.where(ca < 0, src[cross], ca + n)
+        b[cross] = np.where(cb < 0, dst[cross], cb + n)
     # One MetaEdge per (a, b), in order of first appearance; base edges in edge order.
     keys, first, inv = np.unique(a * total + b, return_index=True, return_inverse=True)
     by_appearance = np.argsort(first)
@@ -84,14 +93,17 @@ def build_metaedges(h: Hierarchy) -> None:
     n_control = np.bincount(rank_of[kind == EdgeKindCode.CONTROL], minlength=len(keys))
     n_reference = np.bincount(rank_of[kind == EdgeKindCode.REFERENCE], minlength=len(keys))
     heads = first[by_appearance]
-    owners = par[a[heads]]
+    owners = par[a[heads]] - n
     edge_ids = members.tolist()
-    for g_id, x, y, lo, hi, size, nc, nr in zip(
-        (owners - n).tolist(), a[heads].tolist(), b[heads].tolist(), starts.tolist(),
-        ends.tolist(), sizes.tolist(), n_control.tolist(), n_reference.tolist()
-    ):
-        g = groups[g_id]
-        g.metaedges.append(MetaEdge(x, y, edge_ids[lo:hi], size, nc, nr))
-        if nc != hi - lo:
-            g.has_non_control_edges = True
+    made = list(map(MetaEdge, a[heads].tolist(), b[heads].tolist(),
+                    [edge_ids[lo:hi] for lo, hi in zip(starts.tolist(), ends.tolist())],
+                    sizes.tolist(), n_control.tolist(), n_reference.tolist()))
+    # Each owner's metaedges, in order of first appearance: a stable sort by owner, sliced.
+    by_owner = np.argsort(owners, kind="stable")
+    owner_ids, owner_starts = np.unique(owners[by_owner], return_index=True)
+    in_order = [made[i] for i in by_owner.tolist()]
+    for g_id, lo, hi in zip(owner_ids.tolist(), owner_starts.tolist(), owner_starts[1:].tolist() + [len(made)]):
+        groups[g_id].metaedges = in_order[lo:hi]
+    for g_id in np.unique(owners[n_control != counts]).tolist():
+        groups[g_id].has_non_control_edges = True
     h.max_metaedge_size = int(sizes.max())

@@ -326,5 +326,20 @@ class Hierarchy:
             yield g
             stack.extend(c - n for c in reversed(g.children) if c >= n)
 
+    def pre_order_groups(self) -> list[MetaNode]:
+        """``walk_groups`` as a list (what the phases that visit every group iterate)."""
+        out = []
+        stack = [0]
+        n = self.n_ops
+        groups = self.groups
+        append, pop, extend = out.append, stack.pop, stack.extend
+        while stack:
+            g = groups[pop()]
+            append(g)
+            children = g.children
+            if children and max(children) >= n:  # most groups hold ops only
+                extend([c - n for c in reversed(children) if c >= n])
+        return out
+
     def series_nodes(self) -> list[SeriesNode]:
         return [g for g in self.groups if isinstance(g, SeriesNode)]

@@ -45,6 +45,7 @@ metagraph has no cycle its children's dataflow does not have.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from tb_graph_plugin.hierarchy.dataflow import Contraction, child_graph, graph_from_metaedges, series_shape
 from tb_graph_plugin.hierarchy.infer import shared_uniquifier
@@ -61,17 +62,12 @@ _LETTER = re.compile(r"(?<=\d)[a-z](?![A-Za-z])")  # a block index that is a let
 
 def _runs(items: list[tuple[int, int]], min_size: int) -> list[list[tuple[int, int]]]:
     """Split (index, child) pairs sorted by index into consecutive runs of >= min_size."""
-    out, run = [], []
-    for item in items:
-        if run and item[0] == run[-1][0] + 1:
-            run.append(item)
-        else:
-            if len(run) >= min_size:
-                out.append(run)
-            run = [item]
-    if len(run) >= min_size:
-        out.append(run)
-    return out
+    if len(items) < min_size:
+        return []
+    index = [i for i, _ in items]
+    cuts = [j for j in range(1, len(index)) if index[j] != index[j - 1] + 1]
+    bounds = [0, *cuts, len(items)]
+    return [items[a:b] for a, b in zip(bounds, bounds[1:]) if b - a >= min_size]
 
 
 def _series_name(h: Hierarchy, g, run, prefix: str, suffix: str, letters: bool = False) -> tuple[str, str]:
@@ -98,9 +94,14 @@ def _make_series(h: Hierarchy, g, run, prefix: str, suffix: str, kind: str, lett
     s = add_group(h, name, label, g.id, cls=SeriesNode, series_kind=kind, prefix=prefix,
                   suffix=suffix, indices=[i for i, _ in run])
     s.children = members
-    for c in members:
-        h.set_parent(c, s.id)
-        h.series_of_op[c] = s.id
+    if max(members) < h.n_ops:
+        op_parent = h.op_parent
+        for c in members:
+            op_parent[c] = s.id
+    else:
+        for c in members:
+            h.set_parent(c, s.id)
+    h.series_of_op.update(dict.fromkeys(members, s.id))
     return s
 
 
@@ -129,10 +130,7 @@ def _replace_children(g, made) -> None:
     """Each series takes the place of its first member in ``g.children``; O(children)."""
     if not made:
         return
-    where = {}
-    for s in made:
-        for c in s.children:
-            where[c] = s
+    where = {c: s for s in made for c in s.children}
     out = []
     placed = set()
     for c in g.children:
@@ -158,17 +156,27 @@ def detect_op_series(h: Hierarchy) -> int:
     for g in list(h.groups):
         if len(g.children) + 1 < min_size:
             continue
+        op_children = [c for c in g.children if c < n]
+        if len(op_children) + 1 < min_size:
+            continue
+        # A run's members share one op: only ops that many children have can form one
+        # (an op held k times repeats k - 1 times: too few repeats, no op is held that often).
+        op_of = [ops[c] for c in op_children]
+        if len(op_of) - len(set(op_of)) + 2 < min_size:
+            continue
+        per_op = Counter(op_of)
+        if max(per_op.values()) + 1 < min_size:
+            continue
+        if len(per_op) > 1:
+            op_children = [c for c in op_children if per_op[ops[c]] + 1 >= min_size]
         here: list = []
         clusters: dict[tuple[str, str], list[tuple[int, int]]] = {}
         plain = []  # op children without a numeric suffix (``add`` may join ``add_1..``)
-        for c in g.children:
-            if c >= n:
-                continue
+        for c in op_children:
             name = names[c]
             m = match(name, name.rfind("/") + 1)
             if m:
-                prefix, number = m.groups()
-                clusters.setdefault((ops[c], prefix), []).append((int(number), c))
+                clusters.setdefault((ops[c], m[1]), []).append((int(m[2]), c))
             else:
                 plain.append(c)
         big = [(key, items) for key, items in clusters.items() if len(items) + 1 >= min_size]
@@ -206,8 +214,12 @@ def detect_block_series(h: Hierarchy) -> list:
     n = h.n_ops
     ungrouped = h.options.ungrouped_series
     made: list = []
-    for g in list(h.groups):
-        groups_here = [c for c in g.children if c >= n and not h.groups[c - n].is_series]
+    groups = h.groups
+    for g in list(groups):
+        children = g.children
+        if len(children) < min_size or max(children) < n:  # most groups hold ops only
+            continue
+        groups_here = [c for c in children if c >= n and not groups[c - n].is_series]
         if len(groups_here) < min_size:
             continue
         keyed: dict[tuple, list[tuple[int, int]]] = {}

@@ -160,64 +160,71 @@ def _cuts(jumps: np.ndarray, total: int, limit: int) -> list[int]:
     return cuts
 
 
-def _dataflow_order(h: Hierarchy, g: MetaNode) -> list[int]:
-    """The children in GraphDef order, each preceded by its not yet placed producers.
+def _dataflow_order(h: Hierarchy, g: MetaNode, edges) -> list[int]:
+    """The children's positions in GraphDef order, each preceded by its not yet placed producers.
 
     A topological order of the children's DAG as close to GraphDef order as the dataflow
     allows (a shared ``Cast`` written late is pulled in before its first consumer), so that
     every edge between consecutive runs goes forward and the runs never form a cycle. Only a
-    child with a producer after it starts a walk over producers; the children as they are
-    when their graph has a cycle.
+    child with a producer after it starts a walk over producers (in increasing position); the
+    children as they are when their graph has a cycle. ``edges``: ``child_edges`` of ``g``.
     """
-    children = g.children
-    src, dst = child_edges(h, g.children)
+    m = len(g.children)
+    src, dst = edges
     back = src > dst
     if not back.any():
-        return list(children)  # GraphDef order is already one
-    by_dst = np.argsort(dst, kind="stable")
-    producers_of, targets = src[by_dst], dst[by_dst]
-    starts = np.searchsorted(targets, np.arange(len(children) + 1)).tolist()
-    producers_of = producers_of.tolist()
+        return list(range(m))  # GraphDef order is already one
+    pairs = np.unique(dst * m + src)  # each child's distinct producers, sorted
+    targets = pairs // m
+    starts = np.searchsorted(targets, np.arange(m + 1)).tolist()
+    producers_of = (pairs % m).tolist()
     late = set(np.unique(dst[back]).tolist())
-    placed = [False] * len(children)
+    placed = [False] * m
     order: list[int] = []
-    for k in range(len(children)):
+    for k in range(m):
         if placed[k]:
             continue
         if k not in late:  # every producer comes earlier, so it is placed
             placed[k] = True
-            order.append(children[k])
+            order.append(k)
             continue
         on_path = {k}
-        stack = [(k, iter(sorted(set(producers_of[starts[k]:starts[k + 1]]))))]
+        stack = [(k, iter(producers_of[starts[k]:starts[k + 1]]))]
         while stack:
             x, producers = stack[-1]
             for p in producers:
                 if placed[p]:
                     continue
                 if p in on_path:
-                    return list(children)  # a cycle: no order puts producers first
+                    return list(range(m))  # a cycle: no order puts producers first
                 on_path.add(p)
-                stack.append((p, iter(sorted(set(producers_of[starts[p]:starts[p + 1]])))))
+                stack.append((p, iter(producers_of[starts[p]:starts[p + 1]])))
                 break
             else:
                 stack.pop()
                 on_path.discard(x)
                 placed[x] = True
-                order.append(children[x])
+                order.append(x)
     return order
 
 
 def _split_group(h: Hierarchy, g: MetaNode, limit: int) -> int:
     made = 0
-    g.children = _dataflow_order(h, g)
+    edges = child_edges(h, g.children)
+    order = _dataflow_order(h, g, edges)
+    g.children = [g.children[k] for k in order]
+    new_position = np.empty(len(order), dtype=np.int64)
+    new_position[order] = np.arange(len(order))
+    edges = (new_position[edges[0]], new_position[edges[1]])  # the same edges, in the new order
     ranges = None  # positions in that order of the current children (after a first level)
     while len(g.children) > limit:
         children = g.children
         if ranges is None:
             ranges = [(i + 1, i + 1) for i in range(len(children))]
+        else:
+            edges = child_edges(h, g.children)
         span = max(2, math.ceil(len(children) / math.ceil(len(children) / limit)) // 10)
-        cuts = _cuts(_jump_counts(h, g, span, child_edges(h, g.children)), len(children), limit)
+        cuts = _cuts(_jump_counts(h, g, span, edges), len(children), limit)
         new_children, new_ranges, prev = [], [], 0
         base = "" if g.parent < 0 else g.name + "/"
         stem = "" if g.parent < 0 else g.label + " "

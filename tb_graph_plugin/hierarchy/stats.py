@@ -30,7 +30,7 @@ def compute_stats(h: Hierarchy) -> None:
     owners = np.asarray(slim.owner, dtype=np.int64)
     owned = np.bincount(owners[owners >= 0], minlength=n).tolist() if n else []
     groups = h.groups
-    pre = list(h.walk_groups())
+    pre = h.pre_order_groups()
     for g in pre:
         g.level = 0 if g.parent < 0 else groups[g.parent - n].level + 1
     for g in reversed(pre):
@@ -61,10 +61,14 @@ def compute_stats(h: Hierarchy) -> None:
                 emb += sub.n_embeddings
                 if sub.depth >= depth:
                     depth = sub.depth + 1
-                for src, dst in ((sub.op_histogram, oh), (sub.device_histogram, dh),
-                                 (sub.xla_histogram, xh)):
-                    for k, v in src.items():
-                        dst[k] = dst.get(k, 0) + v
+                for k, v in sub.op_histogram.items():
+                    oh[k] = oh.get(k, 0) + v
+                if sub.device_histogram:
+                    for k, v in sub.device_histogram.items():
+                        dh[k] = dh.get(k, 0) + v
+                if sub.xla_histogram:
+                    for k, v in sub.xla_histogram.items():
+                        xh[k] = xh.get(k, 0) + v
         if direct and depth < 1:
             depth = 1
         g.cardinality = card + direct

@@ -76,7 +76,7 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
     ops = h.slim.ops
     groups = h.groups
     rounds = h.options.template_rounds
-    pre = list(h.walk_groups())
+    pre = h.pre_order_groups()
     data, control, reference = EdgeKind.DATA, EdgeKind.CONTROL, EdgeKind.REFERENCE
     op_colour = {op: hash(("op", op)) for op in set(ops)}
     # The hash is a pure function of (is_series, child colours in order, edges by position):
