@@ -10,9 +10,8 @@ document; the convexity condition is the standard one for graph contraction):
 * :func:`child_graph`: the children of a group as positions ``0..n-1`` and their successor
   sets, from the SlimGraph's base edges (all kinds) whose ends lie under two different
   children. Cost O(ops under the group + their out-edges); for a wide group
-  (:func:`child_edges`, numpy) the ops under its group children are listed, or, past
-  ``_WALK_BUDGET`` of them, placed through the group child their parent group climbs to
-  (O(groups x depth + ops) in C).
+  (:func:`child_edges`, numpy) O(groups x depth + ops + edges) in C, each op placed through
+  the group child its parent group climbs to.
 * :class:`Contraction`: proposals are accepted one at a time, each only if the quotient
   graph (accepted blocks contracted, the rest single) has no cycle through it. By
   induction, when the children's graph is acyclic the final quotient is acyclic, whatever
@@ -74,70 +73,30 @@ def child_edges(h: Hierarchy, children: list[int]) -> tuple[np.ndarray, np.ndarr
     is_op = every < n
     if is_op.all():
         pos = np.full(n, -1, dtype=np.int64)
-    else:
-        pos = _walked_positions(h, children, every, is_op)
-        if pos is None:  # a wide subtree: climb instead
-            pos = _climbed_positions(h, every, is_op)
+    else:  # an op takes the position of the group child its parent group is under
+        n_groups = len(groups)
+        up = np.fromiter((x.parent for x in groups), dtype=np.int64, count=n_groups) - n
+        up[up < 0] = n_groups  # the root's parent: none (an extra last entry)
+        up = np.append(up, n_groups)
+        holder = groups[int(every[~is_op][0]) - n].parent - n  # the group whose children these are
+        at = np.full(n_groups + 1, -1, dtype=np.int64)  # by group id - n
+        at[every[~is_op] - n] = np.flatnonzero(~is_op)
+        cur = np.arange(n_groups + 1)
+        above = up.copy()
+        climbing = np.flatnonzero((above != holder) & (above != n_groups))
+        while len(climbing):  # every group climbs to the ancestor that is a child of holder, if any
+            cur[climbing] = above[climbing]
+            above[climbing] = up[above[climbing]]
+            climbing = climbing[(above[climbing] != holder) & (above[climbing] != n_groups)]
+        group_at = np.where(above == holder, at[cur], -1)
+        group_at[n_groups] = -1
+        parent_of = np.asarray(h.op_parent, dtype=np.int64) - n
+        parent_of[parent_of < 0] = n_groups  # embeddings: in no group
+        pos = group_at[parent_of]
     pos[every[is_op]] = np.flatnonzero(is_op)
     src, dst = pos[edge_src], pos[edge_dst]
     keep = (src >= 0) & (dst >= 0) & (src != dst)
     return src[keep], dst[keep]
-
-
-_WALK_BUDGET = 1 << 14  # ops under the group children listed in Python before climbing instead
-
-
-def _walked_positions(h: Hierarchy, children: list[int], every: np.ndarray, is_op: np.ndarray):
-    """Positions of the ops under the group children, by walking their subtrees; None once
-    more than ``_WALK_BUDGET`` ops are found (climbing costs O(groups + ops) in C instead)."""
-    n, groups = h.n_ops, h.groups
-    ops: list[int] = []
-    at: list[int] = []
-    for k in np.flatnonzero(~is_op).tolist():
-        start = len(ops)
-        stack = [children[k]]
-        while stack:
-            sub = groups[stack.pop() - n].children
-            if sub and max(sub) < n:
-                ops.extend(sub)
-                if len(ops) > _WALK_BUDGET:
-                    return None
-            else:
-                for x in sub:
-                    if x < n:
-                        ops.append(x)
-                    else:
-                        stack.append(x)
-        at.extend([k] * (len(ops) - start))
-    pos = np.full(n, -1, dtype=np.int64)
-    if ops:
-        pos[ops] = at
-    return pos
-
-
-def _climbed_positions(h: Hierarchy, every: np.ndarray, is_op: np.ndarray) -> np.ndarray:
-    """Positions of the ops under the group children: each group climbs its parents (numpy, one
-    pass per level) to the ancestor that is a child of the holder; an op takes its parent's."""
-    n, groups = h.n_ops, h.groups
-    n_groups = len(groups)
-    up = np.fromiter((x.parent for x in groups), dtype=np.int64, count=n_groups) - n
-    up[up < 0] = n_groups  # the root's parent: none (an extra last entry)
-    up = np.append(up, n_groups)
-    holder = groups[int(every[~is_op][0]) - n].parent - n  # the group whose children these are
-    at = np.full(n_groups + 1, -1, dtype=np.int64)  # by group id - n
-    at[every[~is_op] - n] = np.flatnonzero(~is_op)
-    cur = np.arange(n_groups + 1)
-    above = up.copy()
-    climbing = np.flatnonzero((above != holder) & (above != n_groups))
-    while len(climbing):
-        cur[climbing] = above[climbing]
-        above[climbing] = up[above[climbing]]
-        climbing = climbing[(above[climbing] != holder) & (above[climbing] != n_groups)]
-    group_at = np.where(above == holder, at[cur], -1)
-    group_at[n_groups] = -1
-    parent_of = np.asarray(h.op_parent, dtype=np.int64) - n
-    parent_of[parent_of < 0] = n_groups  # embeddings: in no group
-    return group_at[parent_of]
 
 
 def child_graph(h: Hierarchy, gid: int) -> list[set[int]]:

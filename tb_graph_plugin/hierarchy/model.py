@@ -254,21 +254,6 @@ class Hierarchy:
         else:
             self.groups[child - self.n_ops].parent = gid
 
-    def set_parents(self, children: list[int], gid: int) -> None:
-        """``set_parent`` for each of ``children`` (a group's new children list, often ops only)."""
-        n = self.n_ops
-        if children and max(children) < n:
-            op_parent = self.op_parent
-            for c in children:
-                op_parent[c] = gid
-            return
-        groups = self.groups
-        for c in children:
-            if c < n:
-                self.op_parent[c] = gid
-            else:
-                groups[c - n].parent = gid
-
     def ancestors(self, ref: NodeRef) -> list[int]:
         """Group ids from the parent up to and including the root."""
         out = []
