@@ -68,32 +68,28 @@ def child_edges(h: Hierarchy, children: list[int]) -> tuple[np.ndarray, np.ndarr
     """(source, destination) positions in ``children`` of every base edge between two of them."""
     n = h.n_ops
     edge_src, edge_dst = edge_arrays(h)
+    ops, at = [], []  # every op under a child, and that child's position
     groups = h.groups
-    every = np.asarray(children, dtype=np.int64)
-    is_op = every < n
-    if is_op.all():
-        pos = np.full(n, -1, dtype=np.int64)
-    else:  # an op takes the position of the group child its parent group is under
-        n_groups = len(groups)
-        up = np.fromiter((x.parent for x in groups), dtype=np.int64, count=n_groups) - n
-        up[up < 0] = n_groups  # the root's parent: none (an extra last entry)
-        up = np.append(up, n_groups)
-        holder = groups[int(every[~is_op][0]) - n].parent - n  # the group whose children these are
-        at = np.full(n_groups + 1, -1, dtype=np.int64)  # by group id - n
-        at[every[~is_op] - n] = np.flatnonzero(~is_op)
-        cur = np.arange(n_groups + 1)
-        above = up.copy()
-        climbing = np.flatnonzero((above != holder) & (above != n_groups))
-        while len(climbing):  # every group climbs to the ancestor that is a child of holder, if any
-            cur[climbing] = above[climbing]
-            above[climbing] = up[above[climbing]]
-            climbing = climbing[(above[climbing] != holder) & (above[climbing] != n_groups)]
-        group_at = np.where(above == holder, at[cur], -1)
-        group_at[n_groups] = -1
-        parent_of = np.asarray(h.op_parent, dtype=np.int64) - n
-        parent_of[parent_of < 0] = n_groups  # embeddings: in no group
-        pos = group_at[parent_of]
-    pos[every[is_op]] = np.flatnonzero(is_op)
+    for k, c in enumerate(children):
+        if c < n:
+            ops.append(c)
+            at.append(k)
+            continue
+        start = len(ops)
+        stack = [c]
+        while stack:
+            sub = groups[stack.pop() - n].children
+            if sub and max(sub) < n:
+                ops.extend(sub)
+            else:
+                for x in sub:
+                    if x < n:
+                        ops.append(x)
+                    else:
+                        stack.append(x)
+        at.extend([k] * (len(ops) - start))
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[ops] = at
     src, dst = pos[edge_src], pos[edge_dst]
     keep = (src >= 0) & (dst >= 0) & (src != dst)
     return src[keep], dst[keep]
@@ -109,10 +105,9 @@ def child_graph(h: Hierarchy, gid: int) -> list[set[int]]:
     if len(children) >= _NUMPY_MIN_CHILDREN:
         src, dst = child_edges(h, children)
         m = len(children)
-        pairs = np.unique(src * m + dst)
         succ_np: list[set[int]] = [set() for _ in children]
-        for a, b in zip((pairs // m).tolist(), (pairs % m).tolist()):
-            succ_np[a].add(b)
+        for p in np.unique(src * m + dst).tolist():
+            succ_np[p // m].add(p % m)
         return succ_np
     n_ops = h.n_ops
     groups = h.groups
