@@ -10,8 +10,8 @@ document; the convexity condition is the standard one for graph contraction):
 * :func:`child_graph`: the children of a group as positions ``0..n-1`` and their successor
   sets, from the SlimGraph's base edges (all kinds) whose ends lie under two different
   children. Cost O(ops under the group + their out-edges); for a wide group
-  (:func:`child_edges`, numpy) O(groups x depth + ops + edges) in C, each op placed through
-  the group child its parent group climbs to.
+  (:func:`child_edges`, numpy) O(ops under the group) in Python, to gather them, plus one pass
+  over every base edge in C.
 * :class:`Contraction`: proposals are accepted one at a time, each only if the quotient
   graph (accepted blocks contracted, the rest single) has no cycle through it. By
   induction, when the children's graph is acyclic the final quotient is acyclic, whatever

@@ -254,6 +254,16 @@ class Hierarchy:
         else:
             self.groups[child - self.n_ops].parent = gid
 
+    def set_parents(self, children: list[int], gid: int) -> None:
+        """``set_parent`` for a whole children list (ops only, the usual case: one loop)."""
+        if children and max(children) < self.n_ops:
+            op_parent = self.op_parent
+            for c in children:
+                op_parent[c] = gid
+        else:
+            for c in children:
+                self.set_parent(c, gid)
+
     def ancestors(self, ref: NodeRef) -> list[int]:
         """Group ids from the parent up to and including the root."""
         out = []
@@ -319,15 +329,11 @@ class Hierarchy:
 
     def walk_groups(self) -> Iterator[MetaNode]:
         """Groups in pre-order from the root."""
-        stack = [0]
-        n = self.n_ops
-        while stack:
-            g = self.groups[stack.pop()]
-            yield g
-            stack.extend(c - n for c in reversed(g.children) if c >= n)
+        return iter(self.pre_order_groups())
 
     def pre_order_groups(self) -> list[MetaNode]:
-        """``walk_groups`` as a list (what the phases that visit every group iterate)."""
+        """Groups in pre-order from the root, as a list (what the phases that visit every group
+        iterate)."""
         out = []
         stack = [0]
         n = self.n_ops

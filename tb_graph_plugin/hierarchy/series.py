@@ -94,13 +94,7 @@ def _make_series(h: Hierarchy, g, run, prefix: str, suffix: str, kind: str, lett
     s = add_group(h, name, label, g.id, cls=SeriesNode, series_kind=kind, prefix=prefix,
                   suffix=suffix, indices=[i for i, _ in run])
     s.children = members
-    if max(members) < h.n_ops:
-        op_parent = h.op_parent
-        for c in members:
-            op_parent[c] = s.id
-    else:
-        for c in members:
-            h.set_parent(c, s.id)
+    h.set_parents(members, s.id)
     h.series_of_op.update(dict.fromkeys(members, s.id))
     return s
 

@@ -108,9 +108,8 @@ def _cut_series(h: Hierarchy, s: SeriesNode, limit: int) -> int:
                               prefix=s.prefix, suffix=s.suffix)
         piece.children, piece.indices = list(part), list(idx)
         piece.artificial = True
-        for c in part:
-            h.set_parent(c, piece.id)
-            h.series_of_op[c] = piece.id
+        h.set_parents(piece.children, piece.id)
+        h.series_of_op.update(dict.fromkeys(part, piece.id))
         pieces.append(piece)
     at = parent.children.index(s.id)
     parent.children[at:at + 1] = [p.id for p in pieces]
@@ -235,8 +234,7 @@ def _split_group(h: Hierarchy, g: MetaNode, limit: int) -> int:
             sub = add_group(h, _free_name(h, f"{base}[{rng[0]}-{rng[1]}]"), label, g.id, cls=SplitNode,
                             split_range=rng)
             sub.children = list(run)
-            for c in run:
-                h.set_parent(c, sub.id)
+            h.set_parents(sub.children, sub.id)
             new_children.append(sub.id)
             new_ranges.append(rng)
             made += 1

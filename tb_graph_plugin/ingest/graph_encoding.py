@@ -116,18 +116,25 @@ def split_graph_def(blob, what: str) -> EncodedGraphDef:
     return EncodedGraphDef(nodes, library, columns)
 
 
-def _marked(values: list, n: int) -> Optional[np.ndarray]:
-    """Positions of the ``n`` markers in ``values`` (None when a real value equals the marker)."""
-    if values.count(MARKER) != n:
-        return None
-    return np.flatnonzero(np.array(values, dtype=object) == MARKER)
+def _marked(values, n: int) -> Optional[np.ndarray]:
+    """Positions of the ``n`` markers in ``values`` (a list, or the same as an object array;
+    None when a real value equals the marker)."""
+    if isinstance(values, list):
+        if values.count(MARKER) != n:
+            return None
+        values = np.array(values, dtype=object)
+    at = np.flatnonzero(values == MARKER)
+    return at if len(at) == n else None
 
 
 def _last_values(values: list, n: int, default) -> Optional[list]:
     """Per node, its last value after its marker (``default`` when it has none)."""
-    if len(values) == 2 * n and values[0::2].count(MARKER) == n and values.count(MARKER) == n:
+    markers = values.count(MARKER)
+    if markers != n:
+        return None  # a real value equals the marker
+    if len(values) == 2 * n and values[0::2].count(MARKER) == n:
         return values[1::2]  # the usual case: one value per node
-    if len(values) == n and values.count(MARKER) == n:
+    if len(values) == n:
         return [default] * n  # the usual case for devices: none written
     starts = _marked(values, n)
     if starts is None:
@@ -168,7 +175,7 @@ def _read_chunk(nodes: list, first: int) -> Optional[NodeColumns]:
     names = _last_values(list(fields.name), n, "")
     ops = _last_values(list(fields.op), n, "")
     devices = _last_values(list(fields.device), n, None)
-    raw_inputs = list(fields.input)
+    raw_inputs = np.array(list(fields.input), dtype=object)
     del fields
     starts = _marked(raw_inputs, n)
     if names is None or ops is None or devices is None or starts is None:
@@ -185,7 +192,7 @@ def _read_chunk(nodes: list, first: int) -> Optional[NodeColumns]:
     else:
         keep = np.ones(len(raw_inputs), dtype=bool)
         keep[starts] = False
-        inputs = np.array(raw_inputs, dtype=object)[keep].tolist()
+        inputs = raw_inputs[keep].tolist()
     attr_nodes = [first + i for i in _attr_nodes(joined, nodes)]
     return NodeColumns(names, ops, devices, inputs, counts.tolist(), attr_nodes)
 
