@@ -7,11 +7,11 @@ the stock dashboard never checks this, so its ``AddN_[0-121]`` series in a train
 draws a reversed edge. This module gives the phases one check, ours (no reference
 document; the convexity condition is the standard one for graph contraction):
 
-* :func:`child_graph`: the children of a group as positions ``0..n-1`` and their successor
-  sets, from the SlimGraph's base edges (all kinds) whose ends lie under two different
-  children. Cost O(ops under the group + their out-edges); for a wide group
-  (:func:`child_edges`, numpy) O(ops under the group) in Python, to gather them, plus one pass
-  over every base edge in C.
+* :class:`ChildEdges`: the children of a group as positions ``0..n-1`` and their successor
+  sets (``graph``) or edge arrays (``of``), from the SlimGraph's base edges (all kinds) whose
+  ends lie under two different children. Every base edge is placed at its group once per
+  phase, for all groups together (numpy, O(E log E + groups x depth)); a question then costs
+  O(edges of the group), whatever lies under its children.
 * :class:`Contraction`: proposals are accepted one at a time, each only if the quotient
   graph (accepted blocks contracted, the rest single) has no cycle through it. By
   induction, when the children's graph is acyclic the final quotient is acyclic, whatever
@@ -33,25 +33,15 @@ the group asked about (metaedges are not needed). Post-conditions are stated per
 from __future__ import annotations
 
 from bisect import insort
+from itertools import chain
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
-__all__ = ["edge_arrays", "child_edges", "child_graph", "Contraction", "series_shape", "dominator_regions", "is_acyclic",
+__all__ = ["edge_arrays", "lca_children", "ChildEdges", "Contraction", "series_shape", "dominator_regions", "is_acyclic",
            "strong_components"]
-
-
-def _out_edges(h: Hierarchy) -> list[list[int]]:
-    """Destination op ids of each op's base edges (built once per hierarchy)."""
-    table = h.out_neighbours
-    if table is None:
-        table = [[] for _ in range(h.n_ops)]
-        for s, d in zip(h.slim.edge_src, h.slim.edge_dst):
-            table[s].append(d)
-        h.out_neighbours = table
-    return table
 
 
 def edge_arrays(h: Hierarchy) -> tuple[np.ndarray, np.ndarray]:
@@ -61,78 +51,112 @@ def edge_arrays(h: Hierarchy) -> tuple[np.ndarray, np.ndarray]:
     return h.edge_arrays
 
 
-_NUMPY_MIN_CHILDREN = 64  # bigger groups (a model's layers, an optimizer) are mapped with numpy
+def lca_children(a: np.ndarray, b: np.ndarray, parent: np.ndarray, level: np.ndarray):
+    """For pairs of groups (ids - n), the children of their lowest common ancestor holding
+    ``a`` and ``b`` (-1 where that end is the ancestor itself); all pairs climb at once.
+    ``parent``/``level``: each group's parent (ids - n, negative for the root) and depth."""
+    a, b = a.copy(), b.copy()
+    ca = np.full(len(a), -1, dtype=np.int64)
+    cb = ca.copy()
+    for x, cx, y in ((a, ca, b), (b, cb, a)):
+        while True:
+            up = np.flatnonzero(level[x] > level[y])
+            if not len(up):
+                break
+            cx[up] = x[up]
+            x[up] = parent[x[up]]
+    while True:
+        up = np.flatnonzero(a != b)
+        if not len(up):
+            break
+        ca[up], cb[up] = a[up], b[up]
+        a[up], b[up] = parent[a[up]], parent[b[up]]
+    return ca, cb
 
 
-def child_edges(h: Hierarchy, children: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """(source, destination) positions in ``children`` of every base edge between two of them."""
-    n = h.n_ops
-    edge_src, edge_dst = edge_arrays(h)
-    ops, at = [], []  # every op under a child, and that child's position
-    groups = h.groups
-    for k, c in enumerate(children):
-        if c < n:
-            ops.append(c)
-            at.append(k)
-            continue
-        start = len(ops)
-        stack = [c]
-        while stack:
-            sub = groups[stack.pop() - n].children
-            if sub and max(sub) < n:
-                ops.extend(sub)
-            else:
-                for x in sub:
-                    if x < n:
-                        ops.append(x)
-                    else:
-                        stack.append(x)
-        at.extend([k] * (len(ops) - start))
-    pos = np.full(n, -1, dtype=np.int64)
-    pos[ops] = at
-    src, dst = pos[edge_src], pos[edge_dst]
-    keep = (src >= 0) & (dst >= 0) & (src != dst)
-    return src[keep], dst[keep]
+class ChildEdges:
+    """Every base edge placed at once: the group where it runs between two children.
 
+    On the first question, for the tree as it is then, each base edge gets its lowest common
+    ancestor group and the positions, in that group's children list, of the two children
+    holding its ends (an op child holds itself); all groups at once, in numpy: the children
+    lists flattened once, the LCAs climbed once per distinct pair of the ends' parent groups
+    (as ``metaedges`` does), the edges sorted by that group. Cost O(E log E + ops + groups x
+    depth) once, then O(edges of the group) per question: no walk of the group's subtree.
 
-def child_graph(h: Hierarchy, gid: int) -> list[set[int]]:
-    """Successor sets over the positions of ``h.group(gid).children``.
-
-    Post-condition: ``succ[a]`` holds ``b != a`` iff some base edge runs from an op under
-    child ``a`` to an op under child ``b`` (an op child is "under" itself).
+    Pre-condition of a question about group ``g``: ``g``'s children list, and the ops under
+    each of its children, are what they were on the first question. The grouping phases
+    keep it by asking about each group once, before they change its children (a change
+    inserts groups between ``g`` and its children: the ops under every child of every other
+    group stay the same). A group made or whose number of children changed since raises
+    ``ValueError``.
     """
-    children = h.group(gid).children
-    if len(children) >= _NUMPY_MIN_CHILDREN:
-        src, dst = child_edges(h, children)
-        m = len(children)
-        succ_np: list[set[int]] = [set() for _ in children]
+
+    def __init__(self, h: Hierarchy) -> None:
+        self.h = h
+        self._bounds: Optional[np.ndarray] = None  # edges of group k: [bounds[k], bounds[k + 1])
+
+    def _build(self) -> None:
+        h = self.h
+        n, groups = h.n_ops, h.groups
+        n_groups = len(groups)
+        total = n + n_groups
+        lens = np.fromiter(map(len, (g.children for g in groups)), dtype=np.int64, count=n_groups)
+        flat = np.fromiter(chain.from_iterable(g.children for g in groups), dtype=np.int64, count=int(lens.sum()))
+        parent = np.full(total, -1, dtype=np.int64)  # the group holding each op and group
+        position = np.full(total, -1, dtype=np.int64)  # its position in that group's children
+        parent[flat] = np.repeat(np.arange(n, total), lens)
+        position[flat] = np.arange(len(flat)) - np.repeat(np.cumsum(lens) - lens, lens)
+        group_parent = parent[n:] - n  # ids - n; negative for the root
+        level = np.zeros(n_groups, dtype=np.int64)
+        up = np.flatnonzero(group_parent >= 0)
+        at = group_parent[up]
+        while len(up):  # every group climbs to the root together
+            level[up] += 1
+            keep = group_parent[at] >= 0
+            up, at = up[keep], group_parent[at[keep]]
+        src, dst = edge_arrays(h)
+        a, b = src.copy(), dst.copy()  # the ends' ancestors that are children of the LCA
+        ps, pd = parent[src], parent[dst]
+        cross = np.flatnonzero(ps != pd)
+        if len(cross):
+            pairs, inverse = np.unique(ps[cross] * total + pd[cross], return_inverse=True)
+            ca, cb = lca_children(pairs // total - n, pairs % total - n, group_parent, level)
+            inverse = inverse.reshape(-1)
+            ca, cb = ca[inverse], cb[inverse]
+            a[cross] = np.where(ca < 0, src[cross], ca + n)
+            b[cross] = np.where(cb < 0, dst[cross], cb + n)
+        inside = np.flatnonzero(a != b)  # a self loop joins no two children
+        owner = parent[a[inside]] - n
+        order = np.argsort(owner, kind="stable")
+        self._src = position[a[inside[order]]]
+        self._dst = position[b[inside[order]]]
+        self._bounds = np.searchsorted(owner[order], np.arange(n_groups + 1))
+        self._lens = lens
+
+    def of(self, gid: int) -> tuple[np.ndarray, np.ndarray]:
+        """(source, destination) positions in ``h.group(gid).children`` of every base edge
+        between two of them (one pair per base edge)."""
+        if self._bounds is None:
+            self._build()
+        k = gid - self.h.n_ops
+        if k >= len(self._lens) or len(self.h.groups[k].children) != self._lens[k]:
+            raise ValueError(f"group {gid}'s children changed since its edges were placed")
+        lo, hi = self._bounds[k], self._bounds[k + 1]
+        return self._src[lo:hi], self._dst[lo:hi]
+
+    def graph(self, gid: int) -> list[set[int]]:
+        """Successor sets over the positions of ``h.group(gid).children``.
+
+        Post-condition: ``succ[a]`` holds ``b != a`` iff some base edge runs from an op under
+        child ``a`` to an op under child ``b`` (an op child is "under" itself).
+        """
+        src, dst = self.of(gid)
+        m = len(self.h.groups[gid - self.h.n_ops].children)
+        succ: list[set[int]] = [set() for _ in range(m)]
         for p in np.unique(src * m + dst).tolist():
-            succ_np[p // m].add(p % m)
-        return succ_np
-    n_ops = h.n_ops
-    groups = h.groups
-    pos: dict[int, int] = {}
-    for k, c in enumerate(children):
-        if c < n_ops:
-            pos[c] = k
-            continue
-        stack = [c]
-        while stack:
-            for x in groups[stack.pop() - n_ops].children:
-                if x < n_ops:
-                    pos[x] = k
-                else:
-                    stack.append(x)
-    out = _out_edges(h)
-    succ: list[set[int]] = [set() for _ in children]
-    get = pos.get
-    for op, k in pos.items():
-        s = succ[k]
-        for d in out[op]:
-            j = get(d)
-            if j is not None and j != k:
-                s.add(j)
-    return succ
+            succ[p // m].add(p % m)
+        return succ
 
 
 def graph_from_metaedges(h: Hierarchy, gid: int) -> list[set[int]]:

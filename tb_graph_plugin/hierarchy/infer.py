@@ -50,7 +50,7 @@ import functools
 import re
 from collections import Counter
 
-from tb_graph_plugin.hierarchy.dataflow import Contraction, child_graph, topological_rank
+from tb_graph_plugin.hierarchy.dataflow import ChildEdges, Contraction, topological_rank
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.scopes import add_group
 
@@ -110,12 +110,13 @@ def infer_scopes(h: Hierarchy) -> int:
         return 0
     created = 0
     memo: dict[str, list[tuple[str, str]]] = {}  # label -> candidates; labels repeat across groups
+    edges = ChildEdges(h)  # each group is asked about once, before its children change
     n = h.n_ops
     for gid in [g.id for g in h.groups]:  # snapshot: new groups are not revisited
         g = h.groups[gid - n]
         if opts.infer_scopes is None and _n_group_children(g.children, n) < opts.infer_min_siblings:
             continue
-        created += _infer_in_group(h, g, opts.infer_scopes is None, memo)
+        created += _infer_in_group(h, g, opts.infer_scopes is None, memo, edges)
     h.inferred_scopes = h.inferred_scopes or created > 0
     return created
 
@@ -241,7 +242,7 @@ def _reach(succ, start, within, stop) -> set[int]:
     return seen
 
 
-def _accepted(h: Hierarchy, gid: int, chains: list[list[str]]) -> list[list[str]]:
+def _accepted(succ: list[set[int]], chains: list[list[str]]) -> list[list[str]]:
     """The chains restricted to accepted candidates, unclaimed glue ops absorbed.
 
     A candidate that is not convex only because of siblings no candidate claims (the
@@ -259,7 +260,6 @@ def _accepted(h: Hierarchy, gid: int, chains: list[list[str]]) -> list[list[str]
                 positions[p] = []
                 (inner.setdefault(chain[depth - 1], []) if depth else top).append(p)
             positions[p].append(k)
-    succ = child_graph(h, gid)
     pred: list[list[int]] = [[] for _ in succ]
     for k, s in enumerate(succ):
         for j in s:
@@ -311,7 +311,7 @@ def _accepted(h: Hierarchy, gid: int, chains: list[list[str]]) -> list[list[str]
     return out
 
 
-def _infer_in_group(h: Hierarchy, g, auto: bool, memo: dict) -> int:
+def _infer_in_group(h: Hierarchy, g, auto: bool, memo: dict, edges: ChildEdges) -> int:
     children = g.children
     labels = _labels(h, children)
     placement = _kept_chains(h, labels, memo)
@@ -322,7 +322,7 @@ def _infer_in_group(h: Hierarchy, g, auto: bool, memo: dict) -> int:
     n_direct = len(tops) + sum(1 for chain in placement if not chain)
     if auto and n_direct * 2 > total:
         return 0
-    placement = _accepted(h, g.id, placement)
+    placement = _accepted(edges.graph(g.id), placement)
     if not any(placement):
         return 0
     made: dict[str, object] = {}

@@ -35,7 +35,7 @@ group whose children DAG was acyclic keeps an acyclic metagraph.
 
 from __future__ import annotations
 
-from tb_graph_plugin.hierarchy.dataflow import Contraction, child_graph, dominator_regions
+from tb_graph_plugin.hierarchy.dataflow import ChildEdges, Contraction, dominator_regions
 from tb_graph_plugin.hierarchy.infer import shared_uniquifier
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.scopes import add_group
@@ -49,6 +49,7 @@ def infer_regions(h: Hierarchy) -> int:
     if opts.infer_scopes is False:
         return 0
     created = 0
+    edges = ChildEdges(h)  # each group is asked about once, before its children change
     for gid in [g.id for g in h.groups]:  # snapshot: new groups are not revisited
         g = h.groups[gid - h.n_ops]
         children = g.children
@@ -57,14 +58,13 @@ def infer_regions(h: Hierarchy) -> int:
         layers = sum(1 for c in children if c >= h.n_ops)
         if layers < opts.region_min_children or layers * 2 < len(children):
             continue  # an op-level graph (inside a layer, a training step's root): no layers to cut
-        created += _regions_in_group(h, g)
+        created += _regions_in_group(h, g, edges.graph(g.id))
     h.inferred_scopes = h.inferred_scopes or created > 0
     return created
 
 
-def _regions_in_group(h: Hierarchy, g) -> int:
+def _regions_in_group(h: Hierarchy, g, succ: list[set[int]]) -> int:
     children = g.children
-    succ = child_graph(h, g.id)
     n = h.n_ops
 
     def named(members):

@@ -47,7 +47,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from tb_graph_plugin.hierarchy.dataflow import Contraction, child_graph, graph_from_metaedges, series_shape
+from tb_graph_plugin.hierarchy.dataflow import ChildEdges, Contraction, graph_from_metaedges, series_shape
 from tb_graph_plugin.hierarchy.infer import shared_uniquifier
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge, SeriesNode
 from tb_graph_plugin.hierarchy.scopes import add_group
@@ -100,17 +100,18 @@ def _make_series(h: Hierarchy, g, run, prefix: str, suffix: str, kind: str, lett
 
 
 class _SeriesCheck:
-    """Conditions (a) and (b) for the runs of one group; the children graph built on first use."""
+    """Conditions (a) and (b) for the runs of one group; the children graph built on first use
+    (``edges``: from base edges; None: from the group's metaedges)."""
 
-    def __init__(self, h: Hierarchy, g, from_metaedges: bool) -> None:
-        self.h, self.g, self.from_metaedges = h, g, from_metaedges
+    def __init__(self, h: Hierarchy, g, edges: ChildEdges | None) -> None:
+        self.h, self.g, self.edges = h, g, edges
         self.pos: dict[int, int] = {}
         self.contraction = None
 
     def accepts(self, run) -> bool:
         if self.contraction is None:
             h, g = self.h, self.g
-            succ = graph_from_metaedges(h, g.id) if self.from_metaedges else child_graph(h, g.id)
+            succ = graph_from_metaedges(h, g.id) if self.edges is None else self.edges.graph(g.id)
             self.pos = {c: k for k, c in enumerate(g.children)}
             self.contraction = Contraction(succ)
         members = [self.pos[c] for _, c in run]
@@ -147,6 +148,7 @@ def detect_op_series(h: Hierarchy) -> int:
     match = _OP_SERIES.match
     ungrouped = h.options.ungrouped_series
     made = 0
+    edges = ChildEdges(h)  # each group is asked about once, before its children change
     for g in list(h.groups):
         if len(g.children) + 1 < min_size:
             continue
@@ -180,7 +182,7 @@ def detect_op_series(h: Hierarchy) -> int:
         for c in plain:
             name = names[c]
             bare[(ops[c], name[name.rfind("/") + 1:] + "_")] = c
-        check = _SeriesCheck(h, g, from_metaedges=False)
+        check = _SeriesCheck(h, g, edges)
         for key, items in big:
             if key in bare:
                 items.append((0, bare[key]))
@@ -245,7 +247,7 @@ def detect_block_series(h: Hierarchy) -> list:
                 runs.append((len(run), key, run))
         runs.sort(key=lambda r: -r[0])
         here = []
-        check = _SeriesCheck(h, g, from_metaedges=True)
+        check = _SeriesCheck(h, g, None)
         for _, key, run in runs:
             if any(c in claimed for _, c in run):
                 continue

@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from tb_graph_plugin.hierarchy.dataflow import child_edges
+from tb_graph_plugin.hierarchy.dataflow import ChildEdges
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaNode, SeriesNode
 from tb_graph_plugin.hierarchy.scopes import add_group
 
@@ -75,9 +75,10 @@ def split_wide_groups(h: Hierarchy, max_children: int | None = None) -> int:
     for g in list(h.groups):  # snapshot: new groups are never wider than the limit
         if isinstance(g, SeriesNode) and len(g.children) > limit:
             made += _cut_series(h, g, limit)
+    edges = ChildEdges(h)  # placed on first use, once the series are cut
     for g in list(h.groups):
         if not isinstance(g, SeriesNode) and len(g.children) > limit:
-            made += _split_group(h, g, limit)
+            made += _split_group(h, g, limit, edges.of(g.id))
     return made
 
 
@@ -166,7 +167,7 @@ def _dataflow_order(h: Hierarchy, g: MetaNode, edges) -> list[int]:
     allows (a shared ``Cast`` written late is pulled in before its first consumer), so that
     every edge between consecutive runs goes forward and the runs never form a cycle. Only a
     child with a producer after it starts a walk over producers (in increasing position); the
-    children as they are when their graph has a cycle. ``edges``: ``child_edges`` of ``g``.
+    children as they are when their graph has a cycle. ``edges``: ``ChildEdges.of`` ``g``.
     """
     m = len(g.children)
     src, dst = edges
@@ -207,21 +208,18 @@ def _dataflow_order(h: Hierarchy, g: MetaNode, edges) -> list[int]:
     return order
 
 
-def _split_group(h: Hierarchy, g: MetaNode, limit: int) -> int:
+def _split_group(h: Hierarchy, g: MetaNode, limit: int, edges) -> int:
+    """Cut ``g`` into levels of runs; ``edges``: the base edges between its children
+    (``ChildEdges.of``), as positions."""
     made = 0
-    edges = child_edges(h, g.children)
     order = _dataflow_order(h, g, edges)
     g.children = [g.children[k] for k in order]
     new_position = np.empty(len(order), dtype=np.int64)
     new_position[order] = np.arange(len(order))
     edges = (new_position[edges[0]], new_position[edges[1]])  # the same edges, in the new order
-    ranges = None  # positions in that order of the current children (after a first level)
+    ranges = [(i + 1, i + 1) for i in range(len(order))]  # positions in that order of each child
     while len(g.children) > limit:
         children = g.children
-        if ranges is None:
-            ranges = [(i + 1, i + 1) for i in range(len(children))]
-        else:
-            edges = child_edges(h, g.children)
         span = max(2, math.ceil(len(children) / math.ceil(len(children) / limit)) // 10)
         cuts = _cuts(_jump_counts(h, g, span, edges), len(children), limit)
         new_children, new_ranges, prev = [], [], 0
@@ -241,4 +239,7 @@ def _split_group(h: Hierarchy, g: MetaNode, limit: int) -> int:
             prev = p
         g.children = new_children
         ranges = new_ranges
+        run_of = np.repeat(np.arange(len(cuts)), np.diff(cuts, prepend=0))
+        src, dst = run_of[edges[0]], run_of[edges[1]]
+        edges = (src[src != dst], dst[src != dst])  # between the runs, the next level's children
     return made
