@@ -40,7 +40,7 @@ import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
-__all__ = ["edge_arrays", "lca_children", "ChildEdges", "Contraction", "series_shape", "dominator_regions", "is_acyclic",
+__all__ = ["edge_arrays", "lca_children", "ChildEdges", "placed_edges", "Contraction", "series_shape", "dominator_regions", "is_acyclic",
            "strong_components"]
 
 
@@ -75,34 +75,39 @@ def lca_children(a: np.ndarray, b: np.ndarray, parent: np.ndarray, level: np.nda
 
 
 class ChildEdges:
-    """Every base edge placed at once: the group where it runs between two children.
+    """Every base edge placed once: the group where it runs between two children.
 
     On the first question, for the tree as it is then, each base edge gets its lowest common
     ancestor group and the positions, in that group's children list, of the two children
     holding its ends (an op child holds itself); all groups at once, in numpy: the children
     lists flattened once, the LCAs climbed once per distinct pair of the ends' parent groups
     (as ``metaedges`` does), the edges sorted by that group. Cost O(E log E + ops + groups x
-    depth) once, then O(edges of the group) per question: no walk of the group's subtree.
+    depth), once for all the grouping phases (:func:`placed_edges`).
 
-    Pre-condition of a question about group ``g``: ``g``'s children list, and the ops under
-    each of its children, are what they were on the first question. The grouping phases
-    keep it by asking about each group once, before they change its children (a change
-    inserts groups between ``g`` and its children: the ops under every child of every other
-    group stay the same). A group made or whose number of children changed since raises
-    ``ValueError``.
+    A question about group ``g`` reads the edges placed at ``g`` or, for a group made since,
+    at its nearest ancestor ``a`` that was there: O(its edges) while ``a``'s children list is
+    as it was, else O(``a``'s former children x the levels inserted above them) more, to find
+    which child of ``g`` now holds each of them (an edge not under two different children of
+    ``g`` is left out).
+
+    Pre-condition: since the first question the tree changed only by inserting groups between
+    a group and some of its children, and by reordering children lists (so the ops under each
+    former child of every group stay together): what inferred scopes, dataflow regions, op
+    series and splitting do. Metaedges are not needed.
     """
 
     def __init__(self, h: Hierarchy) -> None:
         self.h = h
-        self._bounds: Optional[np.ndarray] = None  # edges of group k: [bounds[k], bounds[k + 1])
+        self._bounds: Optional[np.ndarray] = None  # edges placed at group k: [bounds[k], bounds[k + 1])
 
-    def _build(self) -> None:
+    def _place(self) -> None:
         h = self.h
         n, groups = h.n_ops, h.groups
         n_groups = len(groups)
         total = n + n_groups
-        lens = np.fromiter(map(len, (g.children for g in groups)), dtype=np.int64, count=n_groups)
-        flat = np.fromiter(chain.from_iterable(g.children for g in groups), dtype=np.int64, count=int(lens.sum()))
+        self._children = [list(g.children) for g in groups]  # as placed: positions refer to these
+        lens = np.fromiter(map(len, self._children), dtype=np.int64, count=n_groups)
+        flat = np.fromiter(chain.from_iterable(self._children), dtype=np.int64, count=int(lens.sum()))
         parent = np.full(total, -1, dtype=np.int64)  # the group holding each op and group
         position = np.full(total, -1, dtype=np.int64)  # its position in that group's children
         parent[flat] = np.repeat(np.arange(n, total), lens)
@@ -132,18 +137,34 @@ class ChildEdges:
         self._src = position[a[inside[order]]]
         self._dst = position[b[inside[order]]]
         self._bounds = np.searchsorted(owner[order], np.arange(n_groups + 1))
-        self._lens = lens
 
     def of(self, gid: int) -> tuple[np.ndarray, np.ndarray]:
         """(source, destination) positions in ``h.group(gid).children`` of every base edge
         between two of them (one pair per base edge)."""
         if self._bounds is None:
-            self._build()
-        k = gid - self.h.n_ops
-        if k >= len(self._lens) or len(self.h.groups[k].children) != self._lens[k]:
-            raise ValueError(f"group {gid}'s children changed since its edges were placed")
-        lo, hi = self._bounds[k], self._bounds[k + 1]
-        return self._src[lo:hi], self._dst[lo:hi]
+            self._place()
+        h = self.h
+        n, groups = h.n_ops, h.groups
+        placed = gid
+        while placed - n >= len(self._children):  # made since: its edges were placed above it
+            placed = groups[placed - n].parent
+        k = placed - n
+        src, dst = self._src[self._bounds[k]:self._bounds[k + 1]], self._dst[self._bounds[k]:self._bounds[k + 1]]
+        former, children = self._children[k], groups[gid - n].children
+        if placed == gid and former == children:
+            return src, dst
+        at = {c: i for i, c in enumerate(children)}
+        op_parent = h.op_parent
+        now = []  # the position under gid holding each former child of ``placed``, or -1
+        for c in former:
+            x = c
+            while x not in at and x != placed:
+                x = op_parent[x] if x < n else groups[x - n].parent
+            now.append(at.get(x, -1))
+        now = np.asarray(now, dtype=np.int64)
+        src, dst = now[src], now[dst]
+        keep = (src >= 0) & (dst >= 0) & (src != dst)
+        return src[keep], dst[keep]
 
     def graph(self, gid: int) -> list[set[int]]:
         """Successor sets over the positions of ``h.group(gid).children``.
@@ -157,6 +178,14 @@ class ChildEdges:
         for p in np.unique(src * m + dst).tolist():
             succ[p // m].add(p % m)
         return succ
+
+
+def placed_edges(h: Hierarchy) -> ChildEdges:
+    """The hierarchy's :class:`ChildEdges`, made on first use by the grouping phases and kept
+    (``h.out_neighbours``) until the tree is final."""
+    if h.out_neighbours is None:
+        h.out_neighbours = ChildEdges(h)
+    return h.out_neighbours
 
 
 def graph_from_metaedges(h: Hierarchy, gid: int) -> list[set[int]]:

@@ -50,7 +50,7 @@ import functools
 import re
 from collections import Counter
 
-from tb_graph_plugin.hierarchy.dataflow import ChildEdges, Contraction, topological_rank
+from tb_graph_plugin.hierarchy.dataflow import ChildEdges, Contraction, placed_edges, topological_rank
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.scopes import add_group
 
@@ -110,7 +110,7 @@ def infer_scopes(h: Hierarchy) -> int:
         return 0
     created = 0
     memo: dict[str, list[tuple[str, str]]] = {}  # label -> candidates; labels repeat across groups
-    edges = ChildEdges(h)  # each group is asked about once, before its children change
+    edges = placed_edges(h)
     n = h.n_ops
     for gid in [g.id for g in h.groups]:  # snapshot: new groups are not revisited
         g = h.groups[gid - n]

@@ -35,7 +35,7 @@ group whose children DAG was acyclic keeps an acyclic metagraph.
 
 from __future__ import annotations
 
-from tb_graph_plugin.hierarchy.dataflow import ChildEdges, Contraction, dominator_regions
+from tb_graph_plugin.hierarchy.dataflow import Contraction, dominator_regions, placed_edges
 from tb_graph_plugin.hierarchy.infer import shared_uniquifier
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.scopes import add_group
@@ -49,7 +49,7 @@ def infer_regions(h: Hierarchy) -> int:
     if opts.infer_scopes is False:
         return 0
     created = 0
-    edges = ChildEdges(h)  # each group is asked about once, before its children change
+    edges = placed_edges(h)
     for gid in [g.id for g in h.groups]:  # snapshot: new groups are not revisited
         g = h.groups[gid - h.n_ops]
         children = g.children

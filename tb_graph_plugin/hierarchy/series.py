@@ -47,7 +47,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from tb_graph_plugin.hierarchy.dataflow import ChildEdges, Contraction, graph_from_metaedges, series_shape
+from tb_graph_plugin.hierarchy.dataflow import ChildEdges, Contraction, graph_from_metaedges, placed_edges, series_shape
 from tb_graph_plugin.hierarchy.infer import shared_uniquifier
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge, SeriesNode
 from tb_graph_plugin.hierarchy.scopes import add_group
@@ -148,7 +148,7 @@ def detect_op_series(h: Hierarchy) -> int:
     match = _OP_SERIES.match
     ungrouped = h.options.ungrouped_series
     made = 0
-    edges = ChildEdges(h)  # each group is asked about once, before its children change
+    edges = placed_edges(h)
     for g in list(h.groups):
         if len(g.children) + 1 < min_size:
             continue

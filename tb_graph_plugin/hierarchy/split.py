@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from tb_graph_plugin.hierarchy.dataflow import ChildEdges
+from tb_graph_plugin.hierarchy.dataflow import placed_edges
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaNode, SeriesNode
 from tb_graph_plugin.hierarchy.scopes import add_group
 
@@ -75,7 +75,7 @@ def split_wide_groups(h: Hierarchy, max_children: int | None = None) -> int:
     for g in list(h.groups):  # snapshot: new groups are never wider than the limit
         if isinstance(g, SeriesNode) and len(g.children) > limit:
             made += _cut_series(h, g, limit)
-    edges = ChildEdges(h)  # placed on first use, once the series are cut
+    edges = placed_edges(h)
     for g in list(h.groups):
         if not isinstance(g, SeriesNode) and len(g.children) > limit:
             made += _split_group(h, g, limit, edges.of(g.id))
