@@ -40,7 +40,7 @@ import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
-__all__ = ["edge_arrays", "lca_children", "ChildEdges", "placed_edges", "Contraction", "series_shape", "dominator_regions", "is_acyclic",
+__all__ = ["edge_arrays", "lca_children", "ChildEdges", "placed_edges", "distinct", "Contraction", "series_shape", "dominator_regions", "is_acyclic",
            "strong_components"]
 
 
@@ -172,12 +172,59 @@ class ChildEdges:
         Post-condition: ``succ[a]`` holds ``b != a`` iff some base edge runs from an op under
         child ``a`` to an op under child ``b`` (an op child is "under" itself).
         """
-        src, dst = self.of(gid)
         m = len(self.h.groups[gid - self.h.n_ops].children)
-        succ: list[set[int]] = [set() for _ in range(m)]
-        for p in np.unique(src * m + dst).tolist():
-            succ[p // m].add(p % m)
-        return succ
+        return _successor_sets(_pairs(*self.of(gid), m), m)
+
+    def contraction(self, gid: int) -> "Contraction":
+        """A :class:`Contraction` over ``graph(gid)``, its rank peeled in numpy for a wide group."""
+        m = len(self.h.groups[gid - self.h.n_ops].children)
+        pairs = _pairs(*self.of(gid), m)
+        return Contraction(_successor_sets(pairs, m), rank=_peeled_rank(pairs, m) if m >= _PEEL_MIN else None)
+
+
+_PEEL_MIN = 2048  # a narrower group's rank is cheaper in Python (Contraction's own)
+_PEEL_MAX_LEVELS = 64  # a deeper graph (a chain of layers) is ranked in Python
+
+
+def distinct(x: np.ndarray) -> np.ndarray:
+    """``np.unique(x)`` of an int array, by a sort (numpy 2's hashing unique is slower here)."""
+    x = np.sort(x)
+    return x[np.concatenate(([True], x[1:] != x[:-1]))] if len(x) else x
+
+
+def _pairs(src: np.ndarray, dst: np.ndarray, m: int) -> np.ndarray:
+    """The distinct edges ``src * m + dst``, sorted."""
+    return distinct(src * m + dst)
+
+
+def _successor_sets(pairs: np.ndarray, m: int) -> list[set[int]]:
+    succ: list[set[int]] = [set() for _ in range(m)]
+    for p in pairs.tolist():
+        succ[p // m].add(p % m)
+    return succ
+
+
+def _peeled_rank(pairs: np.ndarray, m: int) -> Optional[list[int]]:
+    """A topological rank (Kahn's algorithm, every position whose producers are ranked taken at
+    once, level by level, in numpy), or None for a cycle or more than ``_PEEL_MAX_LEVELS``
+    levels. O(E log E + m) for a shallow graph (an optimizer's 45k updates: 10 levels)."""
+    src, dst = pairs // m, pairs % m
+    starts = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=m), out=starts[1:])
+    indegree = np.bincount(dst, minlength=m)
+    rank = np.empty(m, dtype=np.int64)
+    ready = np.flatnonzero(indegree == 0)
+    done = 0
+    for _ in range(_PEEL_MAX_LEVELS):
+        if not len(ready):
+            return rank.tolist() if done == m else None
+        rank[ready] = np.arange(done, done + len(ready))
+        done += len(ready)
+        lo, counts = starts[ready], starts[ready + 1] - starts[ready]
+        fed = dst[np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))]
+        np.subtract.at(indegree, fed, 1)
+        ready = distinct(fed[indegree[fed] == 0])
+    return None
 
 
 def placed_edges(h: Hierarchy) -> ChildEdges:

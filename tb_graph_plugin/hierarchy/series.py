@@ -111,9 +111,11 @@ class _SeriesCheck:
     def accepts(self, run) -> bool:
         if self.contraction is None:
             h, g = self.h, self.g
-            succ = graph_from_metaedges(h, g.id) if self.edges is None else self.edges.graph(g.id)
-            self.pos = {c: k for k, c in enumerate(g.children)}
-            self.contraction = Contraction(succ)
+            if self.edges is None:
+                self.contraction = Contraction(graph_from_metaedges(h, g.id))
+            else:
+                self.contraction = self.edges.contraction(g.id)
+            self.pos = dict(zip(g.children, range(len(g.children))))
         members = [self.pos[c] for _, c in run]
         shape = series_shape(self.contraction.succ, members)
         if shape is None or (shape == "forward" and not self.contraction.on_one_cycle(members)):

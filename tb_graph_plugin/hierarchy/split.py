@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from tb_graph_plugin.hierarchy.dataflow import placed_edges
+from tb_graph_plugin.hierarchy.dataflow import distinct, placed_edges
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaNode, SeriesNode
 from tb_graph_plugin.hierarchy.scopes import add_group
 
@@ -174,11 +174,11 @@ def _dataflow_order(h: Hierarchy, g: MetaNode, edges) -> list[int]:
     back = src > dst
     if not back.any():
         return list(range(m))  # GraphDef order is already one
-    pairs = np.unique(dst * m + src)  # each child's distinct producers, sorted
+    pairs = distinct(dst * m + src)  # each child's distinct producers, sorted
     targets = pairs // m
     starts = np.searchsorted(targets, np.arange(m + 1)).tolist()
     producers_of = (pairs % m).tolist()
-    late = set(np.unique(dst[back]).tolist())
+    late = set(distinct(dst[back]).tolist())
     placed = [False] * m
     order: list[int] = []
     for k in range(m):
