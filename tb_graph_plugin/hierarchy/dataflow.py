@@ -19,6 +19,8 @@ document; the convexity condition is the standard one for graph contraction):
   prunes only where no path can come back). A proposal whose members already lie on one cycle (one strongly
   connected component) is accepted: it leaves the condensation as it is, so every cycle of
   the quotient is one the graph has. Cost per proposal O(what is reachable from it).
+  :class:`WideContraction` gives the same answers for a wide, shallow, acyclic group (an
+  optimizer's 45k update ops) in numpy, level by level (``ChildEdges.contraction`` picks it).
 * :func:`series_shape`: ``"chain"`` when members in index order each feed the next and
   every member-to-member edge goes forward, ``"unconnected"`` when no edge joins two
   members, ``"forward"`` when edges only go forward otherwise, else ``None``.
@@ -175,15 +177,17 @@ class ChildEdges:
         m = len(self.h.groups[gid - self.h.n_ops].children)
         return _successor_sets(_pairs(*self.of(gid), m), m)
 
-    def contraction(self, gid: int) -> "Contraction":
-        """A :class:`Contraction` over ``graph(gid)``, its rank peeled in numpy for a wide group."""
+    def contraction(self, gid: int):
+        """A :class:`Contraction` over ``graph(gid)``; for a wide, shallow, acyclic group a
+        :class:`WideContraction` (the same answers, in numpy, no successor sets)."""
         m = len(self.h.groups[gid - self.h.n_ops].children)
         pairs = _pairs(*self.of(gid), m)
-        return Contraction(_successor_sets(pairs, m), rank=_peeled_rank(pairs, m) if m >= _PEEL_MIN else None)
+        rank = _peeled_rank(pairs, m) if m >= _WIDE else None
+        return Contraction(_successor_sets(pairs, m)) if rank is None else WideContraction(pairs, m, rank)
 
 
-_PEEL_MIN = 2048  # a narrower group's rank is cheaper in Python (Contraction's own)
-_PEEL_MAX_LEVELS = 64  # a deeper graph (a chain of layers) is ranked in Python
+_WIDE = 2048  # a narrower group is cheaper in Python (Contraction)
+_PEEL_MAX_LEVELS = 64  # a deeper graph (a chain of layers) is left to Contraction
 
 
 def distinct(x: np.ndarray) -> np.ndarray:
@@ -204,27 +208,112 @@ def _successor_sets(pairs: np.ndarray, m: int) -> list[set[int]]:
     return succ
 
 
-def _peeled_rank(pairs: np.ndarray, m: int) -> Optional[list[int]]:
+def _starts(pairs: np.ndarray, m: int) -> np.ndarray:
+    """Where each position's successors begin in ``pairs % m`` (``pairs`` sorted)."""
+    starts = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pairs // m, minlength=m), out=starts[1:])
+    return starts
+
+
+def _successors(starts: np.ndarray, dst: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The successors of the positions ``at`` (with repeats), gathered from the sorted pairs."""
+    lo, counts = starts[at], starts[at + 1] - starts[at]
+    return dst[np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))]
+
+
+def _peeled_rank(pairs: np.ndarray, m: int) -> Optional[np.ndarray]:
     """A topological rank (Kahn's algorithm, every position whose producers are ranked taken at
     once, level by level, in numpy), or None for a cycle or more than ``_PEEL_MAX_LEVELS``
     levels. O(E log E + m) for a shallow graph (an optimizer's 45k updates: 10 levels)."""
-    src, dst = pairs // m, pairs % m
-    starts = np.zeros(m + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src, minlength=m), out=starts[1:])
+    starts, dst = _starts(pairs, m), pairs % m
     indegree = np.bincount(dst, minlength=m)
     rank = np.empty(m, dtype=np.int64)
     ready = np.flatnonzero(indegree == 0)
     done = 0
     for _ in range(_PEEL_MAX_LEVELS):
         if not len(ready):
-            return rank.tolist() if done == m else None
+            return rank if done == m else None
         rank[ready] = np.arange(done, done + len(ready))
         done += len(ready)
-        lo, counts = starts[ready], starts[ready + 1] - starts[ready]
-        fed = dst[np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))]
+        fed = _successors(starts, dst, ready)
         np.subtract.at(indegree, fed, 1)
         ready = distinct(fed[indegree[fed] == 0])
     return None
+
+
+class WideContraction:
+    """:class:`Contraction` and :func:`series_shape` for a wide acyclic graph, in numpy.
+
+    The same answers (a search that prunes only where no path can come back finds the same
+    paths), the search a breadth-first one over arrays: each step takes every position
+    reached so far at once, so a proposal of 4,000 members (one op of each variable of an
+    optimizer) costs a few array passes per level of the graph, not a Python step per member.
+    ``pairs``: the distinct edges ``src * m + dst``, sorted; ``rank``: a topological rank.
+    """
+
+    def __init__(self, pairs: np.ndarray, m: int, rank: np.ndarray) -> None:
+        self._src, self._dst = pairs // m, pairs % m
+        self._starts = _starts(pairs, m)
+        self._m = m
+        self.rank = rank
+        self._block = np.full(m, -1, dtype=np.int64)  # position -> accepted block number
+        self._blocks: list[np.ndarray] = []
+        self._spans: list[tuple[int, int]] = []  # (lowest, highest rank) of each block, sorted
+
+    def on_one_cycle(self, members: list[int]) -> bool:
+        return False  # acyclic
+
+    def shape(self, members: list[int]) -> Optional[str]:
+        """:func:`series_shape` of ``members`` (in index order)."""
+        k = np.full(self._m, -1, dtype=np.int64)
+        k[members] = np.arange(len(members))
+        ks, kd = k[self._src], k[self._dst]
+        joined = (ks >= 0) & (kd >= 0)
+        if not joined.any():
+            return "unconnected"
+        ks, kd = ks[joined], kd[joined]
+        if (kd <= ks).any():
+            return None  # a backward edge between members
+        fed = np.zeros(len(members), dtype=bool)
+        fed[kd[kd == ks + 1]] = True
+        return "chain" if fed[1:].all() else "forward"
+
+    def try_add(self, members: list[int]) -> bool:
+        """:meth:`Contraction.try_add` (no cycle to join: the graph is acyclic)."""
+        at = np.asarray(members, dtype=np.int64)
+        if (self._block[at] >= 0).any():
+            raise ValueError("a proposal overlaps an accepted block")
+        rank, block, starts, dst = self.rank, self._block, self._starts, self._dst
+        inside = np.zeros(self._m, dtype=bool)
+        inside[at] = True
+        bound = int(rank[at].max()) if len(at) else -1
+        for lo, hi in self._spans:  # as Contraction._bound
+            if lo >= bound:
+                break
+            bound = max(bound, hi)
+        seen = np.zeros(self._m, dtype=bool)
+        entered: set[int] = set()
+        reached = _successors(starts, dst, at)
+        reached = reached[~inside[reached]]  # what the members feed outside them
+        while len(reached):
+            reached = distinct(reached[~seen[reached]])
+            if inside[reached].any():
+                return False
+            seen[reached] = True
+            reached = reached[rank[reached] <= bound]  # from above the bound no path comes back
+            blocks = block[reached]
+            walk = [reached[blocks < 0]]
+            for b in distinct(blocks[blocks >= 0]).tolist():
+                if b not in entered:  # a block is entered at one member and left at any
+                    entered.add(b)
+                    seen[self._blocks[b]] = True
+                    walk.append(self._blocks[b])
+            reached = _successors(starts, dst, np.concatenate(walk))
+        block[at] = len(self._blocks)
+        self._blocks.append(at)
+        if len(at):
+            insort(self._spans, (int(rank[at].min()), int(rank[at].max())))
+        return True
 
 
 def placed_edges(h: Hierarchy) -> ChildEdges:
@@ -282,6 +371,10 @@ class Contraction:
         self.rank = rank
         self._spans: list[tuple[int, int]] = []  # (lowest, highest rank) of each block, sorted
         self._component: Optional[list[int]] = None  # strong components, for cyclic graphs
+
+    def shape(self, members: list[int]) -> Optional[str]:
+        """:func:`series_shape` of ``members`` (in index order)."""
+        return series_shape(self.succ, members)
 
     def _ranked(self) -> list[int]:
         """``rank`` (any topological rank bounds the searches alike), [] for a cyclic graph."""

@@ -47,7 +47,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from tb_graph_plugin.hierarchy.dataflow import ChildEdges, Contraction, graph_from_metaedges, placed_edges, series_shape
+from tb_graph_plugin.hierarchy.dataflow import ChildEdges, Contraction, graph_from_metaedges, placed_edges
 from tb_graph_plugin.hierarchy.infer import shared_uniquifier
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge, SeriesNode
 from tb_graph_plugin.hierarchy.scopes import add_group
@@ -117,7 +117,7 @@ class _SeriesCheck:
                 self.contraction = self.edges.contraction(g.id)
             self.pos = dict(zip(g.children, range(len(g.children))))
         members = [self.pos[c] for _, c in run]
-        shape = series_shape(self.contraction.succ, members)
+        shape = self.contraction.shape(members)
         if shape is None or (shape == "forward" and not self.contraction.on_one_cycle(members)):
             return False
         return self.contraction.try_add(members)
