@@ -389,7 +389,7 @@ class Contraction:
         self._ranked()
         if not self.rank:
             return None  # a cyclic graph: search everything
-        bound = max(self.rank[m] for m in members)
+        bound = max(map(self.rank.__getitem__, members))
         for lo, hi in self._spans:  # sorted by lowest rank: one sweep reaches the fixpoint
             if lo >= bound:
                 break

@@ -190,15 +190,22 @@ def _first_instances(labels: list, proposed: list[list[tuple[str, str]]]) -> Non
                 rests.setdefault(base, (fam, set()))[1].add(x[len(p) + 1:])
     if not rests:
         return
+    order = {base: i for i, base in enumerate(rests)}  # the first base found, in this order, wins
     for k, x in enumerate(labels):
         if x is None:
             continue
-        for base, (fam, known) in rests.items():
-            rest = x[len(base) + 1:]
-            if (x.startswith(base + "_") and rest in known and not rest[:1].isdigit()
-                    and all(f != fam for _, f in proposed[k])):
-                proposed[k] = [(base, fam)] + proposed[k]
-                break
+        best = None
+        j = x.find("_")
+        while j >= 0:  # each ``base_`` that ``x`` starts with
+            base = x[:j]
+            if base in rests and (best is None or order[base] < order[best]):
+                fam, known = rests[base]
+                rest = x[j + 1:]
+                if rest in known and not rest[:1].isdigit() and all(f != fam for _, f in proposed[k]):
+                    best = base
+            j = x.find("_", j + 1)
+        if best is not None:
+            proposed[k] = [(best, rests[best][0])] + proposed[k]
     _first_blocks_named_apart(labels, proposed, rests)
 
 
