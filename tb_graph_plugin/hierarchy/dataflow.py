@@ -155,14 +155,14 @@ class ChildEdges:
         former, children = self._children[k], groups[gid - n].children
         if placed == gid and former == children:
             return src, dst
-        at = {c: i for i, c in enumerate(children)}
+        at = dict(zip(children, range(len(children))))
+        now = list(map(at.get, former))  # the position under gid holding each former child, or -1
         op_parent = h.op_parent
-        now = []  # the position under gid holding each former child of ``placed``, or -1
-        for c in former:
-            x = c
+        for k in [k for k, p in enumerate(now) if p is None]:  # regrouped: climb to gid's child
+            x = former[k]
             while x not in at and x != placed:
                 x = op_parent[x] if x < n else groups[x - n].parent
-            now.append(at.get(x, -1))
+            now[k] = at.get(x, -1)
         now = np.asarray(now, dtype=np.int64)
         src, dst = now[src], now[dst]
         keep = (src >= 0) & (dst >= 0) & (src != dst)

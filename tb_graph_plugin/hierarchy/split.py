@@ -213,32 +213,33 @@ def _split_group(h: Hierarchy, g: MetaNode, limit: int, edges) -> int:
     (``ChildEdges.of``), as positions."""
     made = 0
     order = _dataflow_order(h, g, edges)
-    g.children = [g.children[k] for k in order]
+    g.children = list(map(g.children.__getitem__, order))
     new_position = np.empty(len(order), dtype=np.int64)
     new_position[order] = np.arange(len(order))
     edges = (new_position[edges[0]], new_position[edges[1]])  # the same edges, in the new order
-    ranges = [(i + 1, i + 1) for i in range(len(order))]  # positions in that order of each child
+    first = last = range(1, len(order) + 1)  # positions in that order of each child's first and last op
     while len(g.children) > limit:
         children = g.children
         span = max(2, math.ceil(len(children) / math.ceil(len(children) / limit)) // 10)
         cuts = _cuts(_jump_counts(h, g, span, edges), len(children), limit)
-        new_children, new_ranges, prev = [], [], 0
+        new_children, new_first, new_last, prev = [], [], [], 0
         base = "" if g.parent < 0 else g.name + "/"
         stem = "" if g.parent < 0 else g.label + " "
         for p in cuts:
             run = children[prev:p]
-            rng = (ranges[prev][0], ranges[p - 1][1])
+            rng = (first[prev], last[p - 1])
             label = f"{stem}[{rng[0]}-{rng[1]}]"
             sub = add_group(h, _free_name(h, f"{base}[{rng[0]}-{rng[1]}]"), label, g.id, cls=SplitNode,
                             split_range=rng)
             sub.children = list(run)
             h.set_parents(sub.children, sub.id)
             new_children.append(sub.id)
-            new_ranges.append(rng)
+            new_first.append(rng[0])
+            new_last.append(rng[1])
             made += 1
             prev = p
         g.children = new_children
-        ranges = new_ranges
+        first, last = new_first, new_last
         run_of = np.repeat(np.arange(len(cuts)), np.diff(cuts, prepend=0))
         src, dst = run_of[edges[0]], run_of[edges[1]]
         edges = (src[src != dst], dst[src != dst])  # between the runs, the next level's children
