@@ -7,11 +7,10 @@ the stock dashboard never checks this, so its ``AddN_[0-121]`` series in a train
 draws a reversed edge. This module gives the phases one check, ours (no reference
 document; the convexity condition is the standard one for graph contraction):
 
-* :class:`ChildEdges`: the children of a group as positions ``0..n-1`` and their successor
-  sets (``graph``) or edge arrays (``of``), from the SlimGraph's base edges (all kinds) whose
-  ends lie under two different children. Every base edge is placed at its group once per
-  phase, for all groups together (numpy, O(E log E + groups x depth)); a question then costs
-  O(edges of the group), whatever lies under its children.
+* the children graph of a group: its children as positions ``0..n-1`` and their successor
+  sets, from the SlimGraph's base edges (all kinds) whose ends lie under two different
+  children (``placement.ChildEdges.graph``: every base edge placed once for all groups and
+  phases), or from its metaedges once they are built (:func:`graph_from_metaedges`).
 * :class:`Contraction`: proposals are accepted one at a time, each only if the quotient
   graph (accepted blocks contracted, the rest single) has no cycle through it. By
   induction, when the children's graph is acyclic the final quotient is acyclic, whatever
@@ -19,7 +18,7 @@ document; the convexity condition is the standard one for graph contraction):
   prunes only where no path can come back). A proposal whose members already lie on one cycle (one strongly
   connected component) is accepted: it leaves the condensation as it is, so every cycle of
   the quotient is one the graph has. Cost per proposal O(what is reachable from it).
-  :class:`WideContraction` gives the same answers for a wide, shallow, acyclic group (an
+  ``wide.WideContraction`` gives the same answers for a wide, shallow, acyclic group (an
   optimizer's 45k update ops) in numpy, level by level (``ChildEdges.contraction`` picks it).
 * :func:`series_shape`: ``"chain"`` when members in index order each feed the next and
   every member-to-member edge goes forward, ``"unconnected"`` when no edge joins two
@@ -28,21 +27,20 @@ document; the convexity condition is the standard one for graph contraction):
   the main path (the dominator chain of a virtual sink, [CHK01] in docs/references.md), for
   dataflow block inference.
 
-Pre-condition: ``h.slim`` built; ``h.op_parent`` / ``MetaNode.parent`` up to date for
-the group asked about (metaedges are not needed). Post-conditions are stated per function.
+Pre-condition: a children graph as successor sets over positions. Post-conditions are
+stated per function.
 """
 
 from __future__ import annotations
 
 from bisect import insort
-from itertools import chain
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
-__all__ = ["edge_arrays", "lca_children", "ChildEdges", "placed_edges", "distinct", "Contraction", "series_shape", "dominator_regions", "is_acyclic",
+__all__ = ["edge_arrays", "Contraction", "series_shape", "dominator_regions", "is_acyclic",
            "strong_components"]
 
 
@@ -51,277 +49,6 @@ def edge_arrays(h: Hierarchy) -> tuple[np.ndarray, np.ndarray]:
     if h.edge_arrays is None:
         h.edge_arrays = (np.asarray(h.slim.edge_src, dtype=np.int64), np.asarray(h.slim.edge_dst, dtype=np.int64))
     return h.edge_arrays
-
-
-def lca_children(a: np.ndarray, b: np.ndarray, parent: np.ndarray, level: np.ndarray):
-    """For pairs of groups (ids - n), the children of their lowest common ancestor holding
-    ``a`` and ``b`` (-1 where that end is the ancestor itself); all pairs climb at once.
-    ``parent``/``level``: each group's parent (ids - n, negative for the root) and depth."""
-    a, b = a.copy(), b.copy()
-    ca = np.full(len(a), -1, dtype=np.int64)
-    cb = ca.copy()
-    for x, cx, y in ((a, ca, b), (b, cb, a)):
-        while True:
-            up = np.flatnonzero(level[x] > level[y])
-            if not len(up):
-                break
-            cx[up] = x[up]
-            x[up] = parent[x[up]]
-    while True:
-        up = np.flatnonzero(a != b)
-        if not len(up):
-            break
-        ca[up], cb[up] = a[up], b[up]
-        a[up], b[up] = parent[a[up]], parent[b[up]]
-    return ca, cb
-
-
-class ChildEdges:
-    """Every base edge placed once: the group where it runs between two children.
-
-    On the first question, for the tree as it is then, each base edge gets its lowest common
-    ancestor group and the positions, in that group's children list, of the two children
-    holding its ends (an op child holds itself); all groups at once, in numpy: the children
-    lists flattened once, the LCAs climbed once per distinct pair of the ends' parent groups
-    (as ``metaedges`` does), the edges sorted by that group. Cost O(E log E + ops + groups x
-    depth), once for all the grouping phases (:func:`placed_edges`).
-
-    A question about group ``g`` reads the edges placed at ``g`` or, for a group made since,
-    at its nearest ancestor ``a`` that was there: O(its edges) while ``a``'s children list is
-    as it was, else O(``a``'s former children x the levels inserted above them) more, to find
-    which child of ``g`` now holds each of them (an edge not under two different children of
-    ``g`` is left out).
-
-    Pre-condition: since the first question the tree changed only by inserting groups between
-    a group and some of its children, and by reordering children lists (so the ops under each
-    former child of every group stay together): what inferred scopes, dataflow regions, op
-    series and splitting do. Metaedges are not needed.
-    """
-
-    def __init__(self, h: Hierarchy) -> None:
-        self.h = h
-        self._bounds: Optional[np.ndarray] = None  # edges placed at group k: [bounds[k], bounds[k + 1])
-
-    def _place(self) -> None:
-        h = self.h
-        n, groups = h.n_ops, h.groups
-        n_groups = len(groups)
-        total = n + n_groups
-        self._children = [list(g.children) for g in groups]  # as placed: positions refer to these
-        lens = np.fromiter(map(len, self._children), dtype=np.int64, count=n_groups)
-        flat = np.fromiter(chain.from_iterable(self._children), dtype=np.int64, count=int(lens.sum()))
-        parent = np.full(total, -1, dtype=np.int64)  # the group holding each op and group
-        position = np.full(total, -1, dtype=np.int64)  # its position in that group's children
-        parent[flat] = np.repeat(np.arange(n, total), lens)
-        position[flat] = np.arange(len(flat)) - np.repeat(np.cumsum(lens) - lens, lens)
-        group_parent = parent[n:] - n  # ids - n; negative for the root
-        level = np.zeros(n_groups, dtype=np.int64)
-        up = np.flatnonzero(group_parent >= 0)
-        at = group_parent[up]
-        while len(up):  # every group climbs to the root together
-            level[up] += 1
-            keep = group_parent[at] >= 0
-            up, at = up[keep], group_parent[at[keep]]
-        src, dst = edge_arrays(h)
-        a, b = src.copy(), dst.copy()  # the ends' ancestors that are children of the LCA
-        ps, pd = parent[src], parent[dst]
-        cross = np.flatnonzero(ps != pd)
-        if len(cross):
-            pairs, inverse = np.unique(ps[cross] * total + pd[cross], return_inverse=True)
-            ca, cb = lca_children(pairs // total - n, pairs % total - n, group_parent, level)
-            inverse = inverse.reshape(-1)
-            ca, cb = ca[inverse], cb[inverse]
-            a[cross] = np.where(ca < 0, src[cross], ca + n)
-            b[cross] = np.where(cb < 0, dst[cross], cb + n)
-        inside = np.flatnonzero(a != b)  # a self loop joins no two children
-        owner = parent[a[inside]] - n
-        order = np.argsort(owner, kind="stable")
-        self._src = position[a[inside[order]]]
-        self._dst = position[b[inside[order]]]
-        self._bounds = np.searchsorted(owner[order], np.arange(n_groups + 1))
-
-    def of(self, gid: int) -> tuple[np.ndarray, np.ndarray]:
-        """(source, destination) positions in ``h.group(gid).children`` of every base edge
-        between two of them (one pair per base edge)."""
-        if self._bounds is None:
-            self._place()
-        h = self.h
-        n, groups = h.n_ops, h.groups
-        placed = gid
-        while placed - n >= len(self._children):  # made since: its edges were placed above it
-            placed = groups[placed - n].parent
-        k = placed - n
-        src, dst = self._src[self._bounds[k]:self._bounds[k + 1]], self._dst[self._bounds[k]:self._bounds[k + 1]]
-        former, children = self._children[k], groups[gid - n].children
-        if placed == gid and former == children:
-            return src, dst
-        at = dict(zip(children, range(len(children))))
-        now = list(map(at.get, former))  # the position under gid holding each former child, or -1
-        op_parent = h.op_parent
-        for k in [k for k, p in enumerate(now) if p is None]:  # regrouped: climb to gid's child
-            x = former[k]
-            while x not in at and x != placed:
-                x = op_parent[x] if x < n else groups[x - n].parent
-            now[k] = at.get(x, -1)
-        now = np.asarray(now, dtype=np.int64)
-        src, dst = now[src], now[dst]
-        keep = (src >= 0) & (dst >= 0) & (src != dst)
-        return src[keep], dst[keep]
-
-    def graph(self, gid: int) -> list[set[int]]:
-        """Successor sets over the positions of ``h.group(gid).children``.
-
-        Post-condition: ``succ[a]`` holds ``b != a`` iff some base edge runs from an op under
-        child ``a`` to an op under child ``b`` (an op child is "under" itself).
-        """
-        m = len(self.h.groups[gid - self.h.n_ops].children)
-        return _successor_sets(_pairs(*self.of(gid), m), m)
-
-    def contraction(self, gid: int):
-        """A :class:`Contraction` over ``graph(gid)``; for a wide, shallow, acyclic group a
-        :class:`WideContraction` (the same answers, in numpy, no successor sets)."""
-        m = len(self.h.groups[gid - self.h.n_ops].children)
-        pairs = _pairs(*self.of(gid), m)
-        rank = _peeled_rank(pairs, m) if m >= _WIDE else None
-        return Contraction(_successor_sets(pairs, m)) if rank is None else WideContraction(pairs, m, rank)
-
-
-_WIDE = 2048  # a narrower group is cheaper in Python (Contraction)
-_PEEL_MAX_LEVELS = 64  # a deeper graph (a chain of layers) is left to Contraction
-
-
-def distinct(x: np.ndarray) -> np.ndarray:
-    """``np.unique(x)`` of an int array, by a sort (numpy 2's hashing unique is slower here)."""
-    x = np.sort(x)
-    return x[np.concatenate(([True], x[1:] != x[:-1]))] if len(x) else x
-
-
-def _pairs(src: np.ndarray, dst: np.ndarray, m: int) -> np.ndarray:
-    """The distinct edges ``src * m + dst``, sorted."""
-    return distinct(src * m + dst)
-
-
-def _successor_sets(pairs: np.ndarray, m: int) -> list[set[int]]:
-    succ: list[set[int]] = [set() for _ in range(m)]
-    for p in pairs.tolist():
-        succ[p // m].add(p % m)
-    return succ
-
-
-def _starts(pairs: np.ndarray, m: int) -> np.ndarray:
-    """Where each position's successors begin in ``pairs % m`` (``pairs`` sorted)."""
-    starts = np.zeros(m + 1, dtype=np.int64)
-    np.cumsum(np.bincount(pairs // m, minlength=m), out=starts[1:])
-    return starts
-
-
-def _successors(starts: np.ndarray, dst: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """The successors of the positions ``at`` (with repeats), gathered from the sorted pairs."""
-    lo, counts = starts[at], starts[at + 1] - starts[at]
-    return dst[np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))]
-
-
-def _peeled_rank(pairs: np.ndarray, m: int) -> Optional[np.ndarray]:
-    """A topological rank (Kahn's algorithm, every position whose producers are ranked taken at
-    once, level by level, in numpy), or None for a cycle or more than ``_PEEL_MAX_LEVELS``
-    levels. O(E log E + m) for a shallow graph (an optimizer's 45k updates: 10 levels)."""
-    starts, dst = _starts(pairs, m), pairs % m
-    indegree = np.bincount(dst, minlength=m)
-    rank = np.empty(m, dtype=np.int64)
-    ready = np.flatnonzero(indegree == 0)
-    done = 0
-    for _ in range(_PEEL_MAX_LEVELS):
-        if not len(ready):
-            return rank if done == m else None
-        rank[ready] = np.arange(done, done + len(ready))
-        done += len(ready)
-        fed = _successors(starts, dst, ready)
-        np.subtract.at(indegree, fed, 1)
-        ready = distinct(fed[indegree[fed] == 0])
-    return None
-
-
-class WideContraction:
-    """:class:`Contraction` and :func:`series_shape` for a wide acyclic graph, in numpy.
-
-    The same answers (a search that prunes only where no path can come back finds the same
-    paths), the search a breadth-first one over arrays: each step takes every position
-    reached so far at once, so a proposal of 4,000 members (one op of each variable of an
-    optimizer) costs a few array passes per level of the graph, not a Python step per member.
-    ``pairs``: the distinct edges ``src * m + dst``, sorted; ``rank``: a topological rank.
-    """
-
-    def __init__(self, pairs: np.ndarray, m: int, rank: np.ndarray) -> None:
-        self._src, self._dst = pairs // m, pairs % m
-        self._starts = _starts(pairs, m)
-        self._m = m
-        self.rank = rank
-        self._block = np.full(m, -1, dtype=np.int64)  # position -> accepted block number
-        self._blocks: list[np.ndarray] = []
-        self._spans: list[tuple[int, int]] = []  # (lowest, highest rank) of each block, sorted
-
-    def on_one_cycle(self, members: list[int]) -> bool:
-        return False  # acyclic
-
-    def shape(self, members: list[int]) -> Optional[str]:
-        """:func:`series_shape` of ``members`` (in index order)."""
-        k = np.full(self._m, -1, dtype=np.int64)
-        k[members] = np.arange(len(members))
-        ks, kd = k[self._src], k[self._dst]
-        joined = (ks >= 0) & (kd >= 0)
-        if not joined.any():
-            return "unconnected"
-        ks, kd = ks[joined], kd[joined]
-        if (kd <= ks).any():
-            return None  # a backward edge between members
-        fed = np.zeros(len(members), dtype=bool)
-        fed[kd[kd == ks + 1]] = True
-        return "chain" if fed[1:].all() else "forward"
-
-    def try_add(self, members: list[int]) -> bool:
-        """:meth:`Contraction.try_add` (no cycle to join: the graph is acyclic)."""
-        at = np.asarray(members, dtype=np.int64)
-        if (self._block[at] >= 0).any():
-            raise ValueError("a proposal overlaps an accepted block")
-        rank, block, starts, dst = self.rank, self._block, self._starts, self._dst
-        inside = np.zeros(self._m, dtype=bool)
-        inside[at] = True
-        bound = int(rank[at].max()) if len(at) else -1
-        for lo, hi in self._spans:  # as Contraction._bound
-            if lo >= bound:
-                break
-            bound = max(bound, hi)
-        seen = np.zeros(self._m, dtype=bool)
-        entered: set[int] = set()
-        reached = _successors(starts, dst, at)
-        reached = reached[~inside[reached]]  # what the members feed outside them
-        while len(reached):
-            reached = distinct(reached[~seen[reached]])
-            if inside[reached].any():
-                return False
-            seen[reached] = True
-            reached = reached[rank[reached] <= bound]  # from above the bound no path comes back
-            blocks = block[reached]
-            walk = [reached[blocks < 0]]
-            for b in distinct(blocks[blocks >= 0]).tolist():
-                if b not in entered:  # a block is entered at one member and left at any
-                    entered.add(b)
-                    seen[self._blocks[b]] = True
-                    walk.append(self._blocks[b])
-            reached = _successors(starts, dst, np.concatenate(walk))
-        block[at] = len(self._blocks)
-        self._blocks.append(at)
-        if len(at):
-            insort(self._spans, (int(rank[at].min()), int(rank[at].max())))
-        return True
-
-
-def placed_edges(h: Hierarchy) -> ChildEdges:
-    """The hierarchy's :class:`ChildEdges`, made on first use by the grouping phases and kept
-    (``h.out_neighbours``) until the tree is final."""
-    if h.out_neighbours is None:
-        h.out_neighbours = ChildEdges(h)
-    return h.out_neighbours
 
 
 def graph_from_metaedges(h: Hierarchy, gid: int) -> list[set[int]]:

@@ -50,8 +50,9 @@ import functools
 import re
 from collections import Counter
 
-from tb_graph_plugin.hierarchy.dataflow import ChildEdges, Contraction, placed_edges, topological_rank
+from tb_graph_plugin.hierarchy.dataflow import Contraction, topological_rank
 from tb_graph_plugin.hierarchy.model import Hierarchy
+from tb_graph_plugin.hierarchy.placement import ChildEdges, placed_edges
 from tb_graph_plugin.hierarchy.scopes import add_group
 
 __all__ = ["infer_scopes", "candidate_prefixes", "shared_uniquifier"]

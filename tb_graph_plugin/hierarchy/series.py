@@ -47,9 +47,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from tb_graph_plugin.hierarchy.dataflow import ChildEdges, Contraction, graph_from_metaedges, placed_edges
+from tb_graph_plugin.hierarchy.dataflow import Contraction, graph_from_metaedges
 from tb_graph_plugin.hierarchy.infer import shared_uniquifier
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge, SeriesNode
+from tb_graph_plugin.hierarchy.placement import ChildEdges, placed_edges
 from tb_graph_plugin.hierarchy.scopes import add_group
 
 __all__ = ["detect_op_series", "detect_block_series"]

@@ -41,9 +41,10 @@ import math
 
 import numpy as np
 
-from tb_graph_plugin.hierarchy.dataflow import distinct, placed_edges
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaNode, SeriesNode
+from tb_graph_plugin.hierarchy.placement import placed_edges
 from tb_graph_plugin.hierarchy.scopes import add_group
+from tb_graph_plugin.hierarchy.wide import distinct
 
 __all__ = ["DEFAULT_MAX_CHILDREN", "SplitNode", "is_artificial", "split_wide_groups"]
 

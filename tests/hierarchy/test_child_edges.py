@@ -1,5 +1,6 @@
-"""dataflow.ChildEdges (base edges placed once for every grouping phase) and WideContraction
-(Contraction's answers in numpy): their post-conditions against the plain definitions."""
+"""placement.ChildEdges (base edges placed once for every grouping phase) and
+wide.WideContraction (Contraction's answers in numpy): their post-conditions against the plain
+definitions."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from hypothesis import strategies as st
 from tb_graph_plugin.cli import load_graph_def
 from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import HierarchyOptions, infer, metaedges, regions, scopes, series, split
-from tb_graph_plugin.hierarchy.dataflow import (ChildEdges, Contraction, WideContraction, distinct, series_shape,
-                                              topological_rank)
+from tb_graph_plugin.hierarchy.dataflow import Contraction, series_shape, topological_rank
+from tb_graph_plugin.hierarchy.placement import ChildEdges
+from tb_graph_plugin.hierarchy.wide import WideContraction, distinct
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
 
