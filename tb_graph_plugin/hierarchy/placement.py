@@ -135,11 +135,11 @@ class ChildEdges:
         at = dict(zip(children, range(len(children))))
         now = list(map(at.get, former))  # the position under gid holding each former child, or -1
         op_parent = h.op_parent
-        for k in [k for k, p in enumerate(now) if p is None]:  # regrouped: climb to gid's child
-            x = former[k]
+        for i in [i for i, p in enumerate(now) if p is None]:  # regrouped: climb to gid's child
+            x = former[i]
             while x not in at and x != placed:
                 x = op_parent[x] if x < n else groups[x - n].parent
-            now[k] = at.get(x, -1)
+            now[i] = at.get(x, -1)
         now = np.asarray(now, dtype=np.int64)
         src, dst = now[src], now[dst]
         keep = (src >= 0) & (dst >= 0) & (src != dst)
@@ -154,7 +154,7 @@ class ChildEdges:
         m = len(self.h.groups[gid - self.h.n_ops].children)
         return successor_sets(edge_codes(*self.of(gid), m), m)
 
-    def contraction(self, gid: int):
+    def contraction(self, gid: int) -> Contraction | WideContraction:
         """A :class:`Contraction` over ``graph(gid)``; for a wide, shallow, acyclic group a
         :class:`WideContraction` (the same answers, in numpy, no successor sets)."""
         m = len(self.h.groups[gid - self.h.n_ops].children)
