@@ -134,9 +134,6 @@ class MetaNode:
     n_embeddings: int = 0  # embedding ops beside ops inside
     depth: int = 0  # distance to the deepest leaf: a group of ops has depth 1
     level: int = 0  # distance from the root: top-level groups have level 1
-    op_histogram: dict[str, int] = dataclasses.field(default_factory=dict)
-    device_histogram: dict[str, int] = dataclasses.field(default_factory=dict)
-    xla_histogram: dict[str, int] = dataclasses.field(default_factory=dict)
     template: Optional[str] = None  # shared template id; None if structure is unique
     structure_hash: int = 0  # raw structural hash (equal hash -> same template)
     inferred: str = ""  # "name" (from name tokens) or "dataflow" (a region of the children's DAG)
@@ -192,6 +189,7 @@ class Hierarchy:
         self.profile: Optional[dict[str, Any]] = None  # op id -> stats, set by profile join
         self.out_neighbours: Optional[list[list[int]]] = None  # op -> base-edge destinations (hierarchy.dataflow)
         self.edge_arrays: Optional[tuple] = None  # (edge_src, edge_dst) as numpy arrays (hierarchy.dataflow)
+        self.histogram_memo: Any = None  # the histograms counted so far (hierarchy.stats.histograms)
 
     # ---- ids and names -----------------------------------------------------------------
     @property
