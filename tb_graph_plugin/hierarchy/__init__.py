@@ -92,6 +92,7 @@ class _Build:
 
 
 def _block_series(b: _Build) -> None:
+    b.h.metaedge_table = None  # the templates' read of the metaedges; series re-route some
     b.new_series = series.detect_block_series(b.h)
 
 
@@ -113,7 +114,7 @@ def _drop_templates(b: _Build) -> None:
 
 def _release_adjacency(b: _Build) -> None:
     """The grouping phases' adjacency: not needed once the tree is final."""
-    b.h.out_neighbours = b.h.edge_arrays = None
+    b.h.out_neighbours = b.h.edge_arrays = b.h.metaedge_table = None
 
 
 def _inferring(b: _Build) -> bool:

@@ -14,7 +14,8 @@ their groups by one stable sort on the owner.
 Pre-condition: the group tree is final (series made); previous metaedges are discarded.
 Post-condition: every base edge id is in exactly one MetaEdge; a MetaEdge's ``src`` and
 ``dst`` are distinct direct children of the group holding it; ``size`` is the sum of its
-base edges' ``edge_size``; ``n_control`` counts its control edges.
+base edges' ``edge_size``; ``n_control`` counts its control edges; ``h.metaedge_table`` holds
+the same MetaEdges as columns, group after group (until a phase changes a group's metaedges).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import numpy as np
 
 from tb_graph_plugin.wire import EdgeKindCode
 from tb_graph_plugin.hierarchy.dataflow import edge_arrays
-from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge
+from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge, MetaEdgeTable
 
 __all__ = ["build_metaedges"]
 
@@ -107,3 +108,7 @@ def build_metaedges(h: Hierarchy) -> None:
     for g_id in np.unique(owners[n_control != counts]).tolist():
         groups[g_id].has_non_control_edges = True
     h.max_metaedge_size = int(sizes.max())
+    kind_of = np.where(n_control == counts, EdgeKindCode.CONTROL,
+                       np.where(n_reference > 0, EdgeKindCode.REFERENCE, EdgeKindCode.DATA))
+    h.metaedge_table = MetaEdgeTable(a[heads][by_owner], b[heads][by_owner], kind_of[by_owner],
+                                     dict(zip(owner_ids.tolist(), owner_starts.tolist())))

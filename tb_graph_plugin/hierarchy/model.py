@@ -44,6 +44,7 @@ __all__ = [
     "ROOT_NAME",
     "HierarchyOptions",
     "MetaEdge",
+    "MetaEdgeTable",
     "MetaNode",
     "SeriesNode",
     "Hierarchy",
@@ -171,6 +172,17 @@ class SeriesNode(MetaNode):
         return True
 
 
+@dataclasses.dataclass
+class MetaEdgeTable:
+    """Every MetaEdge as columns (``metaedges.build_metaedges``; the templates' hash reads it):
+    group ``g``'s metaedges are rows ``start[g]`` on, in ``g.metaedges`` order."""
+
+    src: Any  # int64 array: hierarchy ids
+    dst: Any
+    kind: Any  # EdgeKindCode of MetaEdge.kind
+    start: dict  # group index (id - n_ops) -> first row; groups without metaedges absent
+
+
 class Hierarchy:
     """Groups + metaedges over a SlimGraph. Built by ``hierarchy.build_hierarchy``."""
 
@@ -189,6 +201,7 @@ class Hierarchy:
         self.profile: Optional[dict[str, Any]] = None  # op id -> stats, set by profile join
         self.out_neighbours: Optional[list[list[int]]] = None  # op -> base-edge destinations (hierarchy.dataflow)
         self.edge_arrays: Optional[tuple] = None  # (edge_src, edge_dst) as numpy arrays (hierarchy.dataflow)
+        self.metaedge_table: Optional[MetaEdgeTable] = None  # hierarchy.metaedges, until block series
         self.histogram_memo: Any = None  # the histograms counted so far (hierarchy.stats.histograms)
 
     # ---- ids and names -----------------------------------------------------------------

@@ -25,6 +25,7 @@ its >= 2 group ids in pre-order; cost O(sum over groups of (children + metaedges
 
 from __future__ import annotations
 
+import itertools
 from typing import Optional
 
 import numpy as np
@@ -70,6 +71,36 @@ def _wl_hash_numpy(colour: list[int], edges: list[tuple], rounds: int, is_series
     return hash((is_series, np.sort(col).tobytes(), np.sort(edge_keys).tobytes()))
 
 
+def _edges(g, control, reference, data) -> tuple:
+    """``g``'s metaedges as (source position, destination position, EdgeKind)."""
+    if not g.metaedges:
+        return ()
+    pos = {c: k for k, c in enumerate(g.children)}
+    return tuple((pos[me.src], pos[me.dst],
+                  control if me.n_control == len(me.base_edges)
+                  else (reference if me.n_reference else data))  # MetaEdge.kind, inlined
+                 for me in g.metaedges)
+
+
+def _edge_keys(h: Hierarchy) -> dict[int, bytes]:
+    """Group id -> its metaedges as (source position, destination position, kind) packed into
+    bytes, read from ``h.metaedge_table`` in numpy: a memo key equal for two groups exactly when
+    their ``_edges`` are (a key of either form finds the same hash; only the lookup is faster)."""
+    table = h.metaedge_table
+    n = h.n_ops
+    groups = h.groups
+    lengths = np.fromiter(map(len, (g.children for g in groups)), dtype=np.int64, count=len(groups))
+    flat = np.fromiter(itertools.chain.from_iterable(g.children for g in groups), dtype=np.int64,
+                       count=int(lengths.sum()))
+    pos = np.zeros(n + len(groups), dtype=np.int64)
+    pos[flat] = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    wide = int(lengths.max()) + 1
+    packed = (pos[table.src] * wide + pos[table.dst]) * 4 + table.kind
+    starts = sorted(table.start.items(), key=lambda kv: kv[1])
+    ends = [lo for _, lo in starts[1:]] + [len(packed)]
+    return {g + n: packed[lo:hi].tobytes() for (g, lo), hi in zip(starts, ends)}
+
+
 def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
     """Hash every group (or, with ``dirty``, only those group ids) and assign template ids."""
     n = h.n_ops
@@ -82,6 +113,7 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
     # The hash is a pure function of (is_series, child colours in order, edges by position):
     # the 48 identical layers of a deep model are refined once, then looked up.
     memo: dict[tuple, int] = {}
+    edge_keys = _edge_keys(h) if dirty is None and h.metaedge_table is not None else {}
     for g in reversed(pre):  # children before parents
         if dirty is not None and g.id not in dirty:
             continue
@@ -90,19 +122,17 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
             g.structure_hash = hash(("empty", g.is_series))
             continue
         colour = [op_colour[ops[c]] if c < n else groups[c - n].structure_hash for c in children]
-        if g.metaedges:
-            pos = {c: k for k, c in enumerate(children)}
-            edges = [(pos[me.src], pos[me.dst],
-                      control if me.n_control == len(me.base_edges)
-                      else (reference if me.n_reference else data))  # MetaEdge.kind, inlined
-                     for me in g.metaedges]
-        else:
-            edges = []
-        key = (g.is_series, tuple(colour), tuple(edges))
+        edges = None
+        edge_key = edge_keys.get(g.id)
+        if edge_key is None:
+            edge_key = edges = _edges(g, control, reference, data)
+        key = (g.is_series, tuple(colour), edge_key)
         cached = memo.get(key)
         if cached is not None:
             g.structure_hash = cached
             continue
+        if edges is None:
+            edges = _edges(g, control, reference, data)
         if len(edges) >= BIG_METAGRAPH:
             g.structure_hash = memo[key] = _wl_hash_numpy(colour, edges, rounds, g.is_series)
             continue
