@@ -130,7 +130,6 @@ class MetaNode:
     label: str  # short text to draw (last segment / series pattern)
     parent: int  # hierarchy id of the parent group; -1 for the root
     children: list[int] = dataclasses.field(default_factory=list)  # hierarchy ids
-    metaedges: list[MetaEdge] = dataclasses.field(default_factory=list)
     cardinality: int = 0  # main ops inside (recursively); embeddings not counted
     n_embeddings: int = 0  # embedding ops beside ops inside
     depth: int = 0  # distance to the deepest leaf: a group of ops has depth 1
@@ -143,8 +142,35 @@ class MetaNode:
     compute_time_us: Optional[float] = None  # from a profile join
     memory_bytes: Optional[int] = None
     profile_devices: dict[str, int] = dataclasses.field(default_factory=dict)
+    # ``metaedges``: the list once made; until then, where its rows are in a MetaEdgeTable
+    _metaedges: Optional[list[MetaEdge]] = dataclasses.field(default=None, repr=False)
+    _metaedge_rows: Optional[tuple] = dataclasses.field(default=None, repr=False)  # (table, first, end)
 
     kind = NodeKind.META
+
+    @property
+    def metaedges(self) -> list[MetaEdge]:
+        """The MetaEdges between this group's children, made from ``MetaEdgeTable`` rows when first
+        read (most groups are never shown: their MetaEdges stay columns)."""
+        made = self._metaedges
+        if made is None:
+            rows = self._metaedge_rows
+            made = [] if rows is None else rows[0].make(rows[1], rows[2])
+            if self._metaedges is None:  # another thread may have made them meanwhile
+                self._metaedges = made
+                self._metaedge_rows = None
+            made = self._metaedges
+        return made
+
+    @metaedges.setter
+    def metaedges(self, value: list[MetaEdge]) -> None:
+        self._metaedges = value
+        self._metaedge_rows = None
+
+    def set_metaedge_rows(self, table: "MetaEdgeTable", first: int, end: int) -> None:
+        """This group's MetaEdges are rows ``first .. end - 1`` of ``table`` (made when read)."""
+        self._metaedges = None
+        self._metaedge_rows = (table, first, end)
 
     @property
     def is_series(self) -> bool:
@@ -174,13 +200,29 @@ class SeriesNode(MetaNode):
 
 @dataclasses.dataclass
 class MetaEdgeTable:
-    """Every MetaEdge as columns (``metaedges.build_metaedges``; the templates' hash reads it):
-    group ``g``'s metaedges are rows ``start[g]`` on, in ``g.metaedges`` order."""
+    """Every MetaEdge as columns (``metaedges.build_metaedges``), group after group: group ``g``'s
+    are rows ``start[g]`` on, in ``g.metaedges`` order. The templates' hash reads the columns; a
+    group's MetaEdge objects are made from its rows when first read (``MetaNode.metaedges``)."""
 
     src: Any  # int64 array: hierarchy ids
     dst: Any
     kind: Any  # EdgeKindCode of MetaEdge.kind
+    size: Any  # int64 array: MetaEdge.size
+    n_control: Any
+    n_reference: Any
+    base_edges: Any  # int64 array: every row's base edge ids, row after row
+    base_start: Any  # int64 array (rows + 1): row r's base edges are base_edges[base_start[r]:base_start[r + 1]]
     start: dict  # group index (id - n_ops) -> first row; groups without metaedges absent
+
+    def make(self, first: int, end: int) -> list[MetaEdge]:
+        """The MetaEdge objects of rows ``first .. end - 1``."""
+        bounds = self.base_start[first:end + 1].tolist()
+        ids = self.base_edges[bounds[0]:bounds[-1]].tolist()
+        lo = bounds[0]
+        return list(map(MetaEdge, self.src[first:end].tolist(), self.dst[first:end].tolist(),
+                        [ids[a - lo:b - lo] for a, b in zip(bounds, bounds[1:])],
+                        self.size[first:end].tolist(), self.n_control[first:end].tolist(),
+                        self.n_reference[first:end].tolist()))
 
 
 class Hierarchy:

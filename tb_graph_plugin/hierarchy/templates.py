@@ -31,7 +31,7 @@ from typing import Optional
 import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
-from tb_graph_plugin.wire import EdgeKind
+from tb_graph_plugin.wire import EdgeKind, EdgeKindCode
 
 __all__ = ["hash_templates", "BIG_METAGRAPH"]
 
@@ -82,23 +82,34 @@ def _edges(g, control, reference, data) -> tuple:
                  for me in g.metaedges)
 
 
-def _edge_keys(h: Hierarchy) -> dict[int, bytes]:
-    """Group id -> its metaedges as (source position, destination position, kind) packed into
-    bytes, read from ``h.metaedge_table`` in numpy: a memo key equal for two groups exactly when
-    their ``_edges`` are (a key of either form finds the same hash; only the lookup is faster)."""
-    table = h.metaedge_table
-    n = h.n_ops
-    groups = h.groups
-    lengths = np.fromiter(map(len, (g.children for g in groups)), dtype=np.int64, count=len(groups))
-    flat = np.fromiter(itertools.chain.from_iterable(g.children for g in groups), dtype=np.int64,
-                       count=int(lengths.sum()))
-    pos = np.zeros(n + len(groups), dtype=np.int64)
-    pos[flat] = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    wide = int(lengths.max()) + 1
-    packed = (pos[table.src] * wide + pos[table.dst]) * 4 + table.kind
-    starts = sorted(table.start.items(), key=lambda kv: kv[1])
-    ends = [lo for _, lo in starts[1:]] + [len(packed)]
-    return {g + n: packed[lo:hi].tobytes() for (g, lo), hi in zip(starts, ends)}
+_KIND_OF_CODE = [EdgeKind[code.name] for code in sorted(EdgeKindCode)]
+
+
+class _TableEdges:
+    """Each group's metaedges as ``_edges`` gives them, read from ``h.metaedge_table`` in numpy
+    (the MetaEdge objects are not made): ``key`` packs them into bytes, a memo key equal for two
+    groups exactly when their edges are (a key of either form finds the same hash: only the
+    lookup is faster); ``edges`` unpacks them for a group whose hash is computed."""
+
+    def __init__(self, h: Hierarchy) -> None:
+        table = self.table = h.metaedge_table
+        groups = h.groups
+        lengths = np.fromiter(map(len, (g.children for g in groups)), dtype=np.int64, count=len(groups))
+        flat = np.fromiter(itertools.chain.from_iterable(g.children for g in groups), dtype=np.int64,
+                           count=int(lengths.sum()))
+        pos = np.zeros(h.n_ops + len(groups), dtype=np.int64)
+        pos[flat] = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        self.src, self.dst = pos[table.src], pos[table.dst]
+        packed = (self.src * (int(lengths.max()) + 1) + self.dst) * 4 + table.kind
+        starts = sorted(table.start.items(), key=lambda kv: kv[1])
+        ends = [lo for _, lo in starts[1:]] + [len(packed)]
+        self.rows = {g + h.n_ops: (lo, hi) for (g, lo), hi in zip(starts, ends)}
+        self.keys = {gid: packed[lo:hi].tobytes() for gid, (lo, hi) in self.rows.items()}
+
+    def edges(self, gid: int) -> tuple:
+        lo, hi = self.rows[gid]
+        return tuple(zip(self.src[lo:hi].tolist(), self.dst[lo:hi].tolist(),
+                         map(_KIND_OF_CODE.__getitem__, self.table.kind[lo:hi].tolist())))
 
 
 def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
@@ -113,7 +124,8 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
     # The hash is a pure function of (is_series, child colours in order, edges by position):
     # the 48 identical layers of a deep model are refined once, then looked up.
     memo: dict[tuple, int] = {}
-    edge_keys = _edge_keys(h) if dirty is None and h.metaedge_table is not None else {}
+    table = _TableEdges(h) if dirty is None and h.metaedge_table is not None else None
+    edge_keys = table.keys if table is not None else {}
     for g in reversed(pre):  # children before parents
         if dirty is not None and g.id not in dirty:
             continue
@@ -132,7 +144,7 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
             g.structure_hash = cached
             continue
         if edges is None:
-            edges = _edges(g, control, reference, data)
+            edges = table.edges(g.id)
         if len(edges) >= BIG_METAGRAPH:
             g.structure_hash = memo[key] = _wl_hash_numpy(colour, edges, rounds, g.is_series)
             continue
