@@ -27,6 +27,8 @@ whose first consumer (producer) is itself an embedding, and over base edges with
 from __future__ import annotations
 
 import re
+from itertools import repeat
+from operator import is_not
 
 import numpy as np
 
@@ -129,7 +131,7 @@ def _walk_owners(roles, owner, done, rest, src, dst, r_src, r_dst) -> None:
     role = roles.tolist()
     own = owner.tolist()
     main, in_embedding = EmbeddingRole.MAIN, EmbeddingRole.IN_EMBEDDING  # locals for the walk
-    state = [2 if x else 0 for x in done.tolist()]  # 0 unseen, 1 in progress, 2 done
+    state = np.where(done, 2, 0).tolist()  # 0 unseen, 1 in progress, 2 done
 
     def resolve(i: int) -> int:
         if state[i] == 2:
@@ -192,7 +194,22 @@ def _grouped(keys: np.ndarray, values: np.ndarray, ids: list[int]) -> dict[int, 
     vals = _shared(ids, values[np.argsort(rank_of, kind="stable")])
     ends = np.cumsum(np.bincount(rank_of)).tolist()
     starts = [0] + ends[:-1]
-    return {k: vals[a:b] for k, a, b in zip(_shared(ids, uniq[by_appearance]), starts, ends)}
+    return dict(zip(_shared(ids, uniq[by_appearance]), map(vals.__getitem__, map(slice, starts, ends))))
+
+
+def _edge_sizes(slim: SlimGraph, src: np.ndarray, kind: np.ndarray, out: np.ndarray) -> list[int]:
+    """Each base edge's tensor size: 1, except the non-control edges out of an op with shapes
+    (looked at one by one: usually a few ops, or every op of a TF1 graph written with shapes)."""
+    sizes = [1] * len(src)
+    if not slim.has_shape_info:
+        return sizes
+    shapes = slim.output_shapes
+    shaped = np.fromiter(map(is_not, shapes, repeat(None)), dtype=bool, count=len(shapes))
+    for e in np.flatnonzero(shaped[src] & (kind != EdgeKindCode.CONTROL)).tolist():
+        sh, o = shapes[int(src[e])], int(out[e])
+        if 0 <= o < len(sh):
+            sizes[e] = tensor_size(sh[o])
+    return sizes
 
 
 def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_col, kind_col,
@@ -226,17 +243,9 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_co
     base = ~other | (~(listed_in | listed_out | dropped) & (e_src != e_dst))
     slim.edge_src = _shared(ids, e_src[base])
     slim.edge_dst = _shared(ids, e_dst[base])
-    slim.edge_kind = kinds = kind[base].tolist()
-    slim.edge_output = outs = out[base].tolist()
-    if slim.has_shape_info:
-        shapes = slim.output_shapes
-        sizes = []
-        for s, k, o in zip(src[base].tolist(), kinds, outs):
-            sh = shapes[s] if k != EdgeKindCode.CONTROL else None
-            sizes.append(tensor_size(sh[o]) if sh is not None and 0 <= o < len(sh) else 1)
-        slim.edge_size = sizes
-    else:
-        slim.edge_size = [1] * len(kinds)
+    slim.edge_kind = kind[base].tolist()
+    slim.edge_output = out[base].tolist()
+    slim.edge_size = _edge_sizes(slim, src[base], kind[base], out[base])
 
     # Every embedding is listed beside at least its owner (after the ops it feeds).
     every = np.arange(n, dtype=np.int64)
