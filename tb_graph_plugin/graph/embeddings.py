@@ -111,10 +111,37 @@ def _owners(roles: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     done = (roles != EmbeddingRole.MAIN) & (first >= 0)
     done[done] = roles[first[done]] == EmbeddingRole.MAIN  # first consumer/producer is a main op
     owner[done] = first[done]
-    rest = np.flatnonzero((roles != EmbeddingRole.MAIN) & ~done).tolist()
-    if rest:
-        _walk_owners(roles, owner, done, rest, src, dst, r_src, r_dst)
+    rest = np.flatnonzero((roles != EmbeddingRole.MAIN) & ~done)
+    if len(rest):
+        _follow_first_chains(roles, owner, done, first, rest)
+        rest = rest[~done[rest]]
+    if len(rest) and (first[rest] < 0).all():  # no consumer (producer) at all: nothing to sit beside
+        roles[rest] = EmbeddingRole.MAIN
+    elif len(rest):
+        _walk_owners(roles, owner, done, rest.tolist(), src, dst, r_src, r_dst)
     return owner
+
+
+def _follow_first_chains(roles, owner, done, first, rest) -> None:
+    """Resolve the ops of ``rest`` whose chain of first consumers (producers) through
+    embeddings ends at a main op: each gets that op, by pointer doubling (log2 of the longest
+    chain numpy passes). The walk would give the same: from any op of such a chain it follows
+    the chain (each first consumer is unseen, done or main), so no op of it is ever seen in
+    progress and the order of the walk does not matter. Chains ending nowhere or in a cycle
+    are left to the walk."""
+    hop = np.arange(len(roles))  # main ops and dead ends are fixed points
+    hop[done] = owner[done]
+    live = rest[first[rest] >= 0]
+    hop[live] = first[live]
+    for _ in range(len(roles).bit_length() + 1):
+        nxt = hop[hop]
+        if np.array_equal(nxt[rest], hop[rest]):
+            break
+        hop = nxt
+    end = hop[rest]
+    found = rest[roles[end] == EmbeddingRole.MAIN]
+    owner[found] = hop[found]
+    done[found] = True
 
 
 def _walk_owners(roles, owner, done, rest, src, dst, r_src, r_dst) -> None:
@@ -173,28 +200,32 @@ def _walk_owners(roles, owner, done, rest, src, dst, r_src, r_dst) -> None:
         owner[i] = own[i] if role[i] != main else -1
 
 
-def _shared(ids: list[int], arr: np.ndarray) -> list[int]:
-    """``arr.tolist()`` made of the int objects in ``ids`` (op ids): one object per op id,
-    not one per mention, as the per-edge loop had (a few MB at 50k ops)."""
-    return list(map(ids.__getitem__, arr.tolist()))
+def _shared(ids: np.ndarray, arr: np.ndarray) -> list[int]:
+    """``arr.tolist()`` made of the int objects of ``ids`` (an object array of the op ids): one
+    object per op id, not one per mention (a few MB at 50k ops); one C-level gather."""
+    return ids[arr].tolist()
 
 
-def _grouped(keys: np.ndarray, values: np.ndarray, ids: list[int]) -> dict[int, list[int]]:
-    """{key: [values]} of (key, value) pairs: first occurrences only, in order of appearance."""
+def _grouped(keys: np.ndarray, values: np.ndarray, ids: np.ndarray) -> dict[int, list[int]]:
+    """{key: [values]} of (key, value) pairs: first occurrences only, in order of appearance.
+
+    Three sorts: the pairs (dropping repeats), the pairs by (their key's first appearance,
+    their own), the keys by first appearance."""
     if not len(keys):
         return {}
-    _, first = np.unique(keys * len(ids) + values, return_index=True)
-    first.sort()
-    keys, values = keys[first], values[first]
-    uniq, key_first, inv = np.unique(keys, return_index=True, return_inverse=True)
-    by_appearance = np.argsort(key_first, kind="stable")
-    rank = np.empty_like(by_appearance)
-    rank[by_appearance] = np.arange(len(by_appearance))
-    rank_of = rank[inv.reshape(-1)]
-    vals = _shared(ids, values[np.argsort(rank_of, kind="stable")])
-    ends = np.cumsum(np.bincount(rank_of)).tolist()
-    starts = [0] + ends[:-1]
-    return dict(zip(_shared(ids, uniq[by_appearance]), map(vals.__getitem__, map(slice, starts, ends))))
+    n = len(ids)
+    pairs, first = np.unique(keys * n + values, return_index=True)  # by key, then value
+    key = pairs // n
+    new_key = np.diff(key, prepend=-1) != 0
+    starts = np.flatnonzero(new_key)
+    key_first = np.minimum.reduceat(first, starts)
+    group = np.cumsum(new_key) - 1
+    order = np.argsort(key_first[group] * len(keys) + first)
+    by_appearance = np.argsort(key_first)
+    vals = _shared(ids, pairs[order] % n)
+    ends = np.cumsum(np.diff(np.append(starts, len(pairs)))[by_appearance]).tolist()
+    return dict(zip(_shared(ids, key[starts[by_appearance]]),
+                    map(vals.__getitem__, map(slice, [0] + ends[:-1], ends))))
 
 
 def _edge_sizes(slim: SlimGraph, src: np.ndarray, kind: np.ndarray, out: np.ndarray) -> list[int]:
@@ -229,7 +260,7 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_co
     main_src, main_dst = r_src == EmbeddingRole.MAIN, r_dst == EmbeddingRole.MAIN
     other = ~(main_src & main_dst)
     emb = np.flatnonzero(other)
-    ids = list(range(n))
+    ids = np.arange(n).astype(object)  # shared int objects: see _shared
     slim.embedding_edges = list(zip(_shared(ids, src[emb]), _shared(ids, dst[emb]), kind[emb].tolist(),
                                     out[emb].tolist()))
     # An in-embedding is listed beside the op it feeds (or that op's owner), not a base edge.
