@@ -16,6 +16,11 @@ names.
 
 from __future__ import annotations
 
+from itertools import compress, repeat
+from operator import eq, itemgetter
+
+import numpy as np
+
 from tb_graph_plugin.graph.model import SlimGraph
 from tb_graph_plugin.wire import EmbeddingRole
 
@@ -41,10 +46,11 @@ def index_names(slim: SlimGraph) -> list[str]:
 
 def rename_namespace_clashes(slim: SlimGraph) -> int:
     names = slim.names
-    main = EmbeddingRole.MAIN
-    # the scopes directly holding a MAIN op, then all their ancestors
-    parents = {name[:j] for name, role in zip(names, slim.embedding)
-               if role == main and (j := name.rfind("/")) > 0}
+    # the scopes directly holding a MAIN op (C-level: ``rpartition`` gives "" for a name without
+    # one), then all their ancestors
+    is_main = map(eq, slim.embedding, repeat(EmbeddingRole.MAIN))
+    parents = set(map(itemgetter(0), map(str.rpartition, compress(names, is_main), repeat("/"))))
+    parents.discard("")
     namespaces = set()
     for scope in parents:
         j = len(scope)
@@ -56,7 +62,7 @@ def rename_namespace_clashes(slim: SlimGraph) -> int:
             j = scope.rfind("/", 0, j)
     if namespaces.isdisjoint(names):  # the usual case: one C-level pass
         return 0
-    clashes = [i for i, name in enumerate(names) if name in namespaces]
+    clashes = np.flatnonzero(np.fromiter(map(namespaces.__contains__, names), dtype=bool, count=len(names))).tolist()
     for i in clashes:
         name = names[i]
         leaf = name[name.rfind("/") + 1:]
