@@ -30,7 +30,12 @@ __all__ = ["index_names", "rename_namespace_clashes"]
 def index_names(slim: SlimGraph) -> list[str]:
     names = slim.original_names
     if not slim.index:  # usual case, no duplicate names: one C-level pass
-        index = dict(zip(names, range(len(names))))
+        # A non-str key while it is built: CPython then keeps each key's hash in the table (a
+        # str-only dict reads it from each probed key object, a cache miss per probe), so
+        # building it and the edges' lookups take ~0.5x and ~0.8x the time at 1M names.
+        index = {None: -1}
+        index.update(zip(names, range(len(names))))
+        del index[None]
         if len(index) == len(names):
             slim.index = index
             return []
