@@ -174,7 +174,8 @@ def _read_chunk(nodes: list, first: int) -> Optional[NodeColumns]:
     fields = node_fields.FromString(joined)
     names = _last_values(list(fields.name), n, "")
     ops = _last_values(list(fields.op), n, "")
-    devices = _last_values(list(fields.device), n, None)
+    # each node gives one marker: no more values than nodes means no device written (the usual case)
+    devices = [None] * n if len(fields.device) == n else _last_values(list(fields.device), n, None)
     raw_inputs = np.array(list(fields.input), dtype=object)
     del fields
     starts = _marked(raw_inputs, n)
