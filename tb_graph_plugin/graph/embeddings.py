@@ -27,8 +27,7 @@ whose first consumer (producer) is itself an embedding, and over base edges with
 from __future__ import annotations
 
 import re
-from itertools import repeat
-from operator import is_not
+from itertools import compress
 
 import numpy as np
 
@@ -209,8 +208,9 @@ def _shared(ids: np.ndarray, arr: np.ndarray) -> list[int]:
 def _grouped(keys: np.ndarray, values: np.ndarray, ids: np.ndarray) -> dict[int, list[int]]:
     """{key: [values]} of (key, value) pairs: first occurrences only, in order of appearance.
 
-    Three sorts: the pairs (dropping repeats), the pairs by (their key's first appearance,
-    their own), the keys by first appearance."""
+    Three stable sorts (timsort: the pairs come nearly in key order): the pairs (dropping
+    repeats), the pairs by (their key's first appearance, their own), the keys by first
+    appearance."""
     if not len(keys):
         return {}
     n = len(ids)
@@ -220,8 +220,8 @@ def _grouped(keys: np.ndarray, values: np.ndarray, ids: np.ndarray) -> dict[int,
     starts = np.flatnonzero(new_key)
     key_first = np.minimum.reduceat(first, starts)
     group = np.cumsum(new_key) - 1
-    order = np.argsort(key_first[group] * len(keys) + first)
-    by_appearance = np.argsort(key_first)
+    order = np.argsort(key_first[group] * len(keys) + first, kind="stable")  # timsort: nearly in order
+    by_appearance = np.argsort(key_first, kind="stable")
     vals = _shared(ids, pairs[order] % n)
     ends = np.cumsum(np.diff(np.append(starts, len(pairs)))[by_appearance]).tolist()
     return dict(zip(_shared(ids, key[starts[by_appearance]]),
@@ -235,7 +235,8 @@ def _edge_sizes(slim: SlimGraph, src: np.ndarray, kind: np.ndarray, out: np.ndar
     if not slim.has_shape_info:
         return sizes
     shapes = slim.output_shapes
-    shaped = np.fromiter(map(is_not, shapes, repeat(None)), dtype=bool, count=len(shapes))
+    shaped = np.zeros(len(shapes), dtype=bool)
+    shaped[list(compress(range(len(shapes)), shapes))] = True  # C-level; an empty list of shapes sizes nothing
     for e in np.flatnonzero(shaped[src] & (kind != EdgeKindCode.CONTROL)).tolist():
         sh, o = shapes[int(src[e])], int(out[e])
         if 0 <= o < len(sh):
@@ -243,8 +244,10 @@ def _edge_sizes(slim: SlimGraph, src: np.ndarray, kind: np.ndarray, out: np.ndar
     return sizes
 
 
-def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_col, kind_col,
-                     out_col) -> None:
+def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, op_ids: list[int], src_col, dst_col,
+                     kind_col, out_col) -> None:
+    """Set roles, owners, base edges and the embedding lists of ``slim`` (module docstring) from
+    the raw edge columns; the op ids in them are ``op_ids``' int objects."""
     n = slim.n_nodes
     src = np.asarray(src_col, dtype=np.int64).reshape(-1)
     dst = np.asarray(dst_col, dtype=np.int64).reshape(-1)
@@ -260,7 +263,7 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_co
     main_src, main_dst = r_src == EmbeddingRole.MAIN, r_dst == EmbeddingRole.MAIN
     other = ~(main_src & main_dst)
     emb = np.flatnonzero(other)
-    ids = np.arange(n).astype(object)  # shared int objects: see _shared
+    ids = np.array(op_ids, dtype=object)  # shared int objects: see _shared
     slim.embedding_edges = list(zip(_shared(ids, src[emb]), _shared(ids, dst[emb]), kind[emb].tolist(),
                                     out[emb].tolist()))
     # An in-embedding is listed beside the op it feeds (or that op's owner), not a base edge.

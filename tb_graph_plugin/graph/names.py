@@ -27,21 +27,23 @@ from tb_graph_plugin.wire import EmbeddingRole
 __all__ = ["index_names", "rename_namespace_clashes"]
 
 
-def index_names(slim: SlimGraph) -> list[str]:
+def index_names(slim: SlimGraph, op_ids: list[int]) -> list[str]:
+    """Fill ``slim.index`` (name -> op id, from ``op_ids``: ``list(range(n_nodes))``, whose int
+    objects the index then shares); return the names seen twice (the first op keeps the name)."""
     names = slim.original_names
     if not slim.index:  # usual case, no duplicate names: one C-level pass
         # A non-str key while it is built: CPython then keeps each key's hash in the table (a
         # str-only dict reads it from each probed key object, a cache miss per probe), so
         # building it and the edges' lookups take ~0.5x and ~0.8x the time at 1M names.
         index = {None: -1}
-        index.update(zip(names, range(len(names))))
+        index.update(zip(names, op_ids))
         del index[None]
         if len(index) == len(names):
             slim.index = index
             return []
     index = slim.index
     duplicates = []
-    for i, name in enumerate(names):
+    for i, name in zip(op_ids, names):
         if name in index:
             duplicates.append(name)
             continue
