@@ -224,7 +224,7 @@ def _grouped(keys: np.ndarray, values: np.ndarray, ids: np.ndarray) -> dict[int,
     by_appearance = np.argsort(key_first, kind="stable")
     vals = _shared(ids, pairs[order] % n)
     ends = np.cumsum(np.diff(np.append(starts, len(pairs)))[by_appearance]).tolist()
-    return dict(zip(_shared(ids, key[starts[by_appearance]]),
+    return dict(zip(ids[key[starts[by_appearance]]],
                     map(vals.__getitem__, map(slice, [0] + ends[:-1], ends))))
 
 
@@ -264,8 +264,7 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, op_ids: list[in
     other = ~(main_src & main_dst)
     emb = np.flatnonzero(other)
     ids = np.array(op_ids, dtype=object)  # shared int objects: see _shared
-    slim.embedding_edges = list(zip(_shared(ids, src[emb]), _shared(ids, dst[emb]), kind[emb].tolist(),
-                                    out[emb].tolist()))
+    slim.embedding_edges = list(zip(ids[src[emb]], ids[dst[emb]], kind[emb].tolist(), out[emb].tolist()))
     # An in-embedding is listed beside the op it feeds (or that op's owner), not a base edge.
     listed_in = other & (r_src == EmbeddingRole.IN_EMBEDDING)
     # An out-embedding is listed beside its producer when that producer is its owner.
