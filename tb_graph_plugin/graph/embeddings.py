@@ -27,6 +27,7 @@ whose first consumer (producer) is itself an embedding, and over base edges with
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from itertools import compress
 
 import numpy as np
@@ -62,7 +63,8 @@ def _roles(slim: SlimGraph, options: SlimGraphOptions, src: np.ndarray, dst: np.
     if options.embed_torch_noise:
         in_ops |= options.torch_noise_ops
     out_re = re.compile(options.out_embedding_pattern)
-    code_of = {op: k for k, op in enumerate(dict.fromkeys(ops))}
+    code_of: defaultdict = defaultdict()  # op type -> its code, in order of first appearance: one pass
+    code_of.default_factory = code_of.__len__
     codes = np.fromiter(map(code_of.__getitem__, ops), dtype=np.int32, count=len(ops))
     by_code = np.array([EmbeddingRole.IN_EMBEDDING if op in in_ops
                         else (EmbeddingRole.OUT_EMBEDDING if out_re.match(op) else EmbeddingRole.MAIN)
