@@ -12,6 +12,10 @@ op, ``counts[i]`` of them op ``i``'s.
 Post-condition: returns the raw edge columns ``(src, dst, kind, output)`` (int sequences: numpy
 arrays on the fast path), one per resolvable input, in op order then input order;
 ``slim.dangling`` lists the others.
+
+Cost (fast path): one dict lookup per input and one more per input that is not a node's name
+(``^x``, ``x:N``, dangling), in C-level maps; Python only for ``x:N`` and dangling inputs. The
+lookups are most of it (at 1M ops, ~0.4 s CPU for 1.4M inputs: cache misses in a 1M-key dict).
 """
 
 from __future__ import annotations

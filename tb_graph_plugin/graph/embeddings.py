@@ -20,8 +20,12 @@ loop (an edge into an embedding is re-targeted to its owner; an edge out of an
 in-embedding is not a base edge); every raw edge touching an embedding is also kept in
 ``slim.embedding_edges``.
 
-Cost: O(V + E) numpy passes over the raw edge columns; Python loops only over the ops
-whose first consumer (producer) is itself an embedding, and over base edges with shapes.
+Cost: O(V + E) numpy passes over the raw edge columns (and log2 of the longest chain of
+embeddings feeding embeddings); Python loops only over the ops whose chain of first consumers
+(producers) ends nowhere or in a cycle, over the base edges out of ops with shapes, and over
+the ``_Arg`` / ``Placeholder`` ops (a NodeDef parse each: is it a resource handle?). The
+Python objects made (lists of ints, the embedding edges' tuples, the listings' dict) are the
+rest: at 1M ops about 0.8 s CPU in all.
 """
 
 from __future__ import annotations
@@ -99,8 +103,11 @@ def _owners(roles: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
 
     An in-embedding's owner is its first consumer that is (or is owned by) a main op; an
     out-embedding's, its first producer. The usual case - the first consumer (producer)
-    is a main op - is read off with numpy; the rest follow the chain in op order, exactly
-    as a depth-first walk from each op in id order would.
+    is a main op - is read off with numpy, and so are chains of first consumers ending at
+    one (``_follow_first_chains``); embeddings with no consumer (producer) at all, when they
+    are all that is left, stay main ops; anything else follows the chain in op order, exactly
+    as a depth-first walk from each op in id order would (``_walk_owners``: an embedding
+    found ownerless becomes a main op as the walk passes it, which later ops then see).
     """
     n = len(roles)
     owner = np.full(n, -1, dtype=np.int64)
