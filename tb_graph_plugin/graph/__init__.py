@@ -75,6 +75,8 @@ class _Build:
     slim: SlimGraph
     inputs: Optional[tuple] = None  # every op's raw input strings and a count per op (``nodes`` -> ``edges``)
     raw_edges: Optional[tuple] = None  # edge columns before embeddings are placed
+    op_ids: Optional[list] = None  # ``list(range(n_nodes))``: one int object per op id, shared by the
+    # name index and the edge and embedding columns (``index`` -> ``embeddings``; 32 bytes per mention saved)
 
 
 def _read_nodes(b: _Build) -> None:
@@ -82,7 +84,8 @@ def _read_nodes(b: _Build) -> None:
 
 
 def _index_names(b: _Build) -> None:
-    b.slim.duplicate_names = names.index_names(b.slim)
+    b.op_ids = list(range(b.slim.n_nodes))
+    b.slim.duplicate_names = names.index_names(b.slim, b.op_ids)
 
 
 def _read_edges(b: _Build) -> None:
@@ -91,8 +94,8 @@ def _read_edges(b: _Build) -> None:
 
 
 def _place_embeddings(b: _Build) -> None:
-    embeddings.place_embeddings(b.slim, b.options, *b.raw_edges)
-    b.raw_edges = None
+    embeddings.place_embeddings(b.slim, b.options, b.op_ids, *b.raw_edges)
+    b.raw_edges = b.op_ids = None
 
 
 PIPELINE: Pipeline[_Build] = Pipeline("graph", [

@@ -12,11 +12,16 @@ op, ``counts[i]`` of them op ``i``'s.
 Post-condition: returns the raw edge columns ``(src, dst, kind, output)`` (int sequences: numpy
 arrays on the fast path), one per resolvable input, in op order then input order;
 ``slim.dangling`` lists the others.
+
+Cost (fast path): one dict lookup per input and one more per input that is not a node's name
+(``^x``, ``x:N``, dangling), in C-level maps; Python only for ``x:N`` and dangling inputs. The
+lookups are most of it (at 1M ops, ~0.4 s CPU for 1.4M inputs: cache misses in a 1M-key dict).
 """
 
 from __future__ import annotations
 
 from itertools import accumulate, repeat
+from operator import is_not
 
 import numpy as np
 
@@ -66,8 +71,9 @@ def read_edges(slim: SlimGraph, inputs: list[str], counts: list[int]):
     most of them; only control inputs, ``x:N`` and dangling names take the parser.
     """
     index = slim.index
-    joined = "\n".join(slim.original_names)
-    if ":" in joined or joined.startswith("^") or "\n^" in joined:
+    names = slim.original_names
+    joined = "".join(names)
+    if ":" in joined or ("^" in joined and any(map(str.startswith, names, repeat("^")))):
         return _read_edges_slow(slim, inputs, counts)
     n_in = len(inputs)
     src_col = np.fromiter(map(index.get, inputs, repeat(-1)), dtype=np.int64, count=n_in)
@@ -82,12 +88,12 @@ def read_edges(slim: SlimGraph, inputs: list[str], counts: list[int]):
     misses = np.flatnonzero(src_col < 0).tolist()
     if not misses:
         return src_col, dst_col, kind_col, out_col
-    # control inputs (``^x``) first, in one pass; then ``x:N`` and names of absent nodes
+    # control inputs (``^x``) first, in C-level passes; then ``x:N`` and names of absent nodes
     get = index.get
-    raws = [inputs[e] for e in misses]
-    controls = np.fromiter((get(raw[1:], -1) if raw[:1] == "^" else -1 for raw in raws), dtype=np.int64,
-                           count=len(raws))
-    found = controls >= 0
+    raws = list(map(inputs.__getitem__, misses))
+    stripped = list(map(str.removeprefix, raws, repeat("^")))  # the same object when not a control input
+    controls = np.fromiter(map(get, stripped, repeat(-1)), dtype=np.int64, count=len(raws))
+    found = (controls >= 0) & np.fromiter(map(is_not, stripped, raws), dtype=bool, count=len(raws))
     at = np.asarray(misses, dtype=np.int64)[found]
     src_col[at], kind_col[at], out_col[at] = controls[found], int(EdgeKindCode.CONTROL), -1
     dangling = slim.dangling

@@ -20,13 +20,19 @@ loop (an edge into an embedding is re-targeted to its owner; an edge out of an
 in-embedding is not a base edge); every raw edge touching an embedding is also kept in
 ``slim.embedding_edges``.
 
-Cost: O(V + E) numpy passes over the raw edge columns; Python loops only over the ops
-whose first consumer (producer) is itself an embedding, and over base edges with shapes.
+Cost: O(V + E) numpy passes over the raw edge columns (and log2 of the longest chain of
+embeddings feeding embeddings); Python loops only over the ops whose chain of first consumers
+(producers) ends nowhere or in a cycle, over the base edges out of ops with shapes, and over
+the ``_Arg`` / ``Placeholder`` ops (a NodeDef parse each: is it a resource handle?). The
+Python objects made (lists of ints, the embedding edges' tuples, the listings' dict) are the
+rest: at 1M ops about 0.8 s CPU in all.
 """
 
 from __future__ import annotations
 
 import re
+from collections import defaultdict
+from itertools import compress
 
 import numpy as np
 
@@ -61,7 +67,8 @@ def _roles(slim: SlimGraph, options: SlimGraphOptions, src: np.ndarray, dst: np.
     if options.embed_torch_noise:
         in_ops |= options.torch_noise_ops
     out_re = re.compile(options.out_embedding_pattern)
-    code_of = {op: k for k, op in enumerate(dict.fromkeys(ops))}
+    code_of: defaultdict = defaultdict()  # op type -> its code, in order of first appearance: one pass
+    code_of.default_factory = code_of.__len__
     codes = np.fromiter(map(code_of.__getitem__, ops), dtype=np.int32, count=len(ops))
     by_code = np.array([EmbeddingRole.IN_EMBEDDING if op in in_ops
                         else (EmbeddingRole.OUT_EMBEDDING if out_re.match(op) else EmbeddingRole.MAIN)
@@ -96,8 +103,11 @@ def _owners(roles: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
 
     An in-embedding's owner is its first consumer that is (or is owned by) a main op; an
     out-embedding's, its first producer. The usual case - the first consumer (producer)
-    is a main op - is read off with numpy; the rest follow the chain in op order, exactly
-    as a depth-first walk from each op in id order would.
+    is a main op - is read off with numpy, and so are chains of first consumers ending at
+    one (``_follow_first_chains``); embeddings with no consumer (producer) at all, when they
+    are all that is left, stay main ops; anything else follows the chain in op order, exactly
+    as a depth-first walk from each op in id order would (``_walk_owners``: an embedding
+    found ownerless becomes a main op as the walk passes it, which later ops then see).
     """
     n = len(roles)
     owner = np.full(n, -1, dtype=np.int64)
@@ -109,10 +119,37 @@ def _owners(roles: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     done = (roles != EmbeddingRole.MAIN) & (first >= 0)
     done[done] = roles[first[done]] == EmbeddingRole.MAIN  # first consumer/producer is a main op
     owner[done] = first[done]
-    rest = np.flatnonzero((roles != EmbeddingRole.MAIN) & ~done).tolist()
-    if rest:
-        _walk_owners(roles, owner, done, rest, src, dst, r_src, r_dst)
+    rest = np.flatnonzero((roles != EmbeddingRole.MAIN) & ~done)
+    if len(rest):
+        _follow_first_chains(roles, owner, done, first, rest)
+        rest = rest[~done[rest]]
+    if len(rest) and (first[rest] < 0).all():  # no consumer (producer) at all: nothing to sit beside
+        roles[rest] = EmbeddingRole.MAIN
+    elif len(rest):
+        _walk_owners(roles, owner, done, rest.tolist(), src, dst, r_src, r_dst)
     return owner
+
+
+def _follow_first_chains(roles, owner, done, first, rest) -> None:
+    """Resolve the ops of ``rest`` whose chain of first consumers (producers) through
+    embeddings ends at a main op: each gets that op, by pointer doubling (log2 of the longest
+    chain numpy passes). The walk would give the same: from any op of such a chain it follows
+    the chain (each first consumer is unseen, done or main), so no op of it is ever seen in
+    progress and the order of the walk does not matter. Chains ending nowhere or in a cycle
+    are left to the walk."""
+    hop = np.arange(len(roles))  # main ops and dead ends are fixed points
+    hop[done] = owner[done]
+    live = rest[first[rest] >= 0]
+    hop[live] = first[live]
+    for _ in range(len(roles).bit_length() + 1):
+        nxt = hop[hop]
+        if np.array_equal(nxt[rest], hop[rest]):
+            break
+        hop = nxt
+    end = hop[rest]
+    found = rest[roles[end] == EmbeddingRole.MAIN]
+    owner[found] = hop[found]
+    done[found] = True
 
 
 def _walk_owners(roles, owner, done, rest, src, dst, r_src, r_dst) -> None:
@@ -129,7 +166,7 @@ def _walk_owners(roles, owner, done, rest, src, dst, r_src, r_dst) -> None:
     role = roles.tolist()
     own = owner.tolist()
     main, in_embedding = EmbeddingRole.MAIN, EmbeddingRole.IN_EMBEDDING  # locals for the walk
-    state = [2 if x else 0 for x in done.tolist()]  # 0 unseen, 1 in progress, 2 done
+    state = np.where(done, 2, 0).tolist()  # 0 unseen, 1 in progress, 2 done
 
     def resolve(i: int) -> int:
         if state[i] == 2:
@@ -171,32 +208,55 @@ def _walk_owners(roles, owner, done, rest, src, dst, r_src, r_dst) -> None:
         owner[i] = own[i] if role[i] != main else -1
 
 
-def _shared(ids: list[int], arr: np.ndarray) -> list[int]:
-    """``arr.tolist()`` made of the int objects in ``ids`` (op ids): one object per op id,
-    not one per mention, as the per-edge loop had (a few MB at 50k ops)."""
-    return list(map(ids.__getitem__, arr.tolist()))
+def _shared(ids: np.ndarray, arr: np.ndarray) -> list[int]:
+    """``arr.tolist()`` made of the int objects of ``ids`` (an object array of the op ids): one
+    object per op id, not one per mention (a few MB at 50k ops); one C-level gather."""
+    return ids[arr].tolist()
 
 
-def _grouped(keys: np.ndarray, values: np.ndarray, ids: list[int]) -> dict[int, list[int]]:
-    """{key: [values]} of (key, value) pairs: first occurrences only, in order of appearance."""
+def _grouped(keys: np.ndarray, values: np.ndarray, ids: np.ndarray) -> dict[int, list[int]]:
+    """{key: [values]} of (key, value) pairs: first occurrences only, in order of appearance.
+
+    Three stable sorts (timsort: the pairs come nearly in key order): the pairs (dropping
+    repeats), the pairs by (their key's first appearance, their own), the keys by first
+    appearance."""
     if not len(keys):
         return {}
-    _, first = np.unique(keys * len(ids) + values, return_index=True)
-    first.sort()
-    keys, values = keys[first], values[first]
-    uniq, key_first, inv = np.unique(keys, return_index=True, return_inverse=True)
+    n = len(ids)
+    pairs, first = np.unique(keys * n + values, return_index=True)  # by key, then value
+    key = pairs // n
+    new_key = np.diff(key, prepend=-1) != 0
+    starts = np.flatnonzero(new_key)
+    key_first = np.minimum.reduceat(first, starts)
+    group = np.cumsum(new_key) - 1
+    order = np.argsort(key_first[group] * len(keys) + first, kind="stable")  # timsort: nearly in order
     by_appearance = np.argsort(key_first, kind="stable")
-    rank = np.empty_like(by_appearance)
-    rank[by_appearance] = np.arange(len(by_appearance))
-    rank_of = rank[inv.reshape(-1)]
-    vals = _shared(ids, values[np.argsort(rank_of, kind="stable")])
-    ends = np.cumsum(np.bincount(rank_of)).tolist()
-    starts = [0] + ends[:-1]
-    return {k: vals[a:b] for k, a, b in zip(_shared(ids, uniq[by_appearance]), starts, ends)}
+    vals = _shared(ids, pairs[order] % n)
+    ends = np.cumsum(np.diff(np.append(starts, len(pairs)))[by_appearance]).tolist()
+    return dict(zip(ids[key[starts[by_appearance]]],
+                    map(vals.__getitem__, map(slice, [0] + ends[:-1], ends))))
 
 
-def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_col, kind_col,
-                     out_col) -> None:
+def _edge_sizes(slim: SlimGraph, src: np.ndarray, kind: np.ndarray, out: np.ndarray) -> list[int]:
+    """Each base edge's tensor size: 1, except the non-control edges out of an op with shapes
+    (looked at one by one: usually a few ops, or every op of a TF1 graph written with shapes)."""
+    sizes = [1] * len(src)
+    if not slim.has_shape_info:
+        return sizes
+    shapes = slim.output_shapes
+    shaped = np.zeros(len(shapes), dtype=bool)
+    shaped[list(compress(range(len(shapes)), shapes))] = True  # C-level; an empty list of shapes sizes nothing
+    for e in np.flatnonzero(shaped[src] & (kind != EdgeKindCode.CONTROL)).tolist():
+        sh, o = shapes[int(src[e])], int(out[e])
+        if 0 <= o < len(sh):
+            sizes[e] = tensor_size(sh[o])
+    return sizes
+
+
+def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, op_ids: list[int], src_col, dst_col,
+                     kind_col, out_col) -> None:
+    """Set roles, owners, base edges and the embedding lists of ``slim`` (module docstring) from
+    the raw edge columns; the op ids in them are ``op_ids``' int objects."""
     n = slim.n_nodes
     src = np.asarray(src_col, dtype=np.int64).reshape(-1)
     dst = np.asarray(dst_col, dtype=np.int64).reshape(-1)
@@ -212,9 +272,8 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_co
     main_src, main_dst = r_src == EmbeddingRole.MAIN, r_dst == EmbeddingRole.MAIN
     other = ~(main_src & main_dst)
     emb = np.flatnonzero(other)
-    ids = list(range(n))
-    slim.embedding_edges = list(zip(_shared(ids, src[emb]), _shared(ids, dst[emb]), kind[emb].tolist(),
-                                    out[emb].tolist()))
+    ids = np.array(op_ids, dtype=object)  # shared int objects: see _shared
+    slim.embedding_edges = list(zip(ids[src[emb]], ids[dst[emb]], kind[emb].tolist(), out[emb].tolist()))
     # An in-embedding is listed beside the op it feeds (or that op's owner), not a base edge.
     listed_in = other & (r_src == EmbeddingRole.IN_EMBEDDING)
     # An out-embedding is listed beside its producer when that producer is its owner.
@@ -226,17 +285,9 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_co
     base = ~other | (~(listed_in | listed_out | dropped) & (e_src != e_dst))
     slim.edge_src = _shared(ids, e_src[base])
     slim.edge_dst = _shared(ids, e_dst[base])
-    slim.edge_kind = kinds = kind[base].tolist()
-    slim.edge_output = outs = out[base].tolist()
-    if slim.has_shape_info:
-        shapes = slim.output_shapes
-        sizes = []
-        for s, k, o in zip(src[base].tolist(), kinds, outs):
-            sh = shapes[s] if k != EdgeKindCode.CONTROL else None
-            sizes.append(tensor_size(sh[o]) if sh is not None and 0 <= o < len(sh) else 1)
-        slim.edge_size = sizes
-    else:
-        slim.edge_size = [1] * len(kinds)
+    slim.edge_kind = kind[base].tolist()
+    slim.edge_output = out[base].tolist()
+    slim.edge_size = _edge_sizes(slim, src[base], kind[base], out[base])
 
     # Every embedding is listed beside at least its owner (after the ops it feeds).
     every = np.arange(n, dtype=np.int64)

@@ -21,7 +21,7 @@ parse (damage inside an attr, which splitting the GraphDef does not look into) r
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator
 
 from google.protobuf import message
 from tensorboard.compat.proto import node_def_pb2

@@ -17,11 +17,12 @@ a step whose condition does not hold is skipped and not timed):
                                     ``series_templates``: 5 again for the new series and
                                     their ancestors only (when any were made);
                                     ``drop_templates``: template ids cleared when templates are off
-7. ``stats.compute_stats``          cardinality, depth, level, op/device/XLA histograms
+7. ``stats.compute_stats``          cardinality, depth, level (op/device/XLA histograms: on demand)
 8. ``release``                      the grouping phases' adjacency dropped
 
-Afterwards, on demand: ``profile.join_step_stats`` (step stats per op, summed per group)
-and ``details.node_details`` (the info pane).
+Afterwards, on demand: ``profile.join_step_stats`` (step stats per op, summed per group),
+``stats.histograms`` (a group's ops counted by op, device, XLA cluster) and
+``details.node_details`` (the info pane).
 
 Example::
 
@@ -91,6 +92,7 @@ class _Build:
 
 
 def _block_series(b: _Build) -> None:
+    b.h.metaedge_table = None  # the templates' read of the metaedges; series re-route some
     b.new_series = series.detect_block_series(b.h)
 
 
@@ -112,7 +114,7 @@ def _drop_templates(b: _Build) -> None:
 
 def _release_adjacency(b: _Build) -> None:
     """The grouping phases' adjacency: not needed once the tree is final."""
-    b.h.out_neighbours = b.h.edge_arrays = None
+    b.h.out_neighbours = b.h.edge_arrays = b.h.metaedge_table = None
 
 
 def _inferring(b: _Build) -> bool:

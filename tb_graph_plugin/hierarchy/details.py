@@ -19,6 +19,7 @@ from __future__ import annotations
 from google.protobuf import text_format
 
 from tb_graph_plugin.hierarchy.model import Hierarchy, NodeRef
+from tb_graph_plugin.hierarchy.stats import histograms
 from tb_graph_plugin.wire import EdgeKindCode, EmbeddingRole, NodeAttr, NodeDetails, NodeIo
 
 __all__ = ["node_details", "group_io", "DEFAULT_LIMIT_ATTR_SIZE"]
@@ -87,13 +88,14 @@ def _group_details(h: Hierarchy, i: int, series_name) -> NodeDetails:
     and outputs (``group_io``), profile totals."""
     g = h.group(i)
     ins, outs = group_io(h, i)
+    counted = histograms(h, i)
     attrs = [NodeAttr(key=f"op:{op}", value=str(c))
-             for op, c in sorted(g.op_histogram.items(), key=lambda kv: -kv[1])]
+             for op, c in sorted(counted.ops.items(), key=lambda kv: -kv[1])]
     stats = None
     if g.compute_time_us is not None:
         stats = {"compute_time_us": g.compute_time_us, "memory_bytes": g.memory_bytes,
                  "devices": dict(g.profile_devices)}
-    device = max(g.device_histogram, key=g.device_histogram.get) if g.device_histogram else None
+    device = max(counted.devices, key=counted.devices.get) if counted.devices else None
     return NodeDetails(name=g.name, kind=g.kind, op=None, device=device, attrs=attrs, inputs=ins, outputs=outs,
                        cardinality=g.cardinality, series=series_name, template=g.template, stats=stats,
                        inferred=g.inferred)

@@ -9,12 +9,14 @@ LCA queries are answered once per distinct (parent group of src, parent group of
 all pairs climbing the group tree together (numpy, one pass per level), so the cost is
 O(E log E + P * depth) for P such pairs (most edges stay inside one group); the per-edge work
 (parents, bundling by (src child, dst child), sums) is numpy, and the MetaEdges are handed to
-their groups by one stable sort on the owner.
+their groups by one stable sort on the owner, as rows of a ``MetaEdgeTable``: a group's MetaEdge
+objects are made when its ``metaedges`` are first read (a shown group's, a series' candidates').
 
 Pre-condition: the group tree is final (series made); previous metaedges are discarded.
 Post-condition: every base edge id is in exactly one MetaEdge; a MetaEdge's ``src`` and
 ``dst`` are distinct direct children of the group holding it; ``size`` is the sum of its
-base edges' ``edge_size``; ``n_control`` counts its control edges.
+base edges' ``edge_size``; ``n_control`` counts its control edges; ``h.metaedge_table`` holds
+the same MetaEdges as columns, group after group (until a phase changes a group's metaedges).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import numpy as np
 
 from tb_graph_plugin.wire import EdgeKindCode
 from tb_graph_plugin.hierarchy.dataflow import edge_arrays
-from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge
+from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdgeTable
 
 __all__ = ["build_metaedges"]
 
@@ -94,16 +96,21 @@ def build_metaedges(h: Hierarchy) -> None:
     n_reference = np.bincount(rank_of[kind == EdgeKindCode.REFERENCE], minlength=len(keys))
     heads = first[by_appearance]
     owners = par[a[heads]] - n
-    edge_ids = members.tolist()
-    made = list(map(MetaEdge, a[heads].tolist(), b[heads].tolist(),
-                    [edge_ids[lo:hi] for lo, hi in zip(starts.tolist(), ends.tolist())],
-                    sizes.tolist(), n_control.tolist(), n_reference.tolist()))
     # Each owner's metaedges, in order of first appearance: a stable sort by owner, sliced.
     by_owner = np.argsort(owners, kind="stable")
     owner_ids, owner_starts = np.unique(owners[by_owner], return_index=True)
-    in_order = [made[i] for i in by_owner.tolist()]
-    for g_id, lo, hi in zip(owner_ids.tolist(), owner_starts.tolist(), owner_starts[1:].tolist() + [len(made)]):
-        groups[g_id].metaedges = in_order[lo:hi]
+    kind_of = np.where(n_control == counts, EdgeKindCode.CONTROL,
+                       np.where(n_reference > 0, EdgeKindCode.REFERENCE, EdgeKindCode.DATA))
+    # the base edges of the rows in owner order: each row's members, rows laid end to end
+    row_counts = counts[by_owner]
+    base_start = np.concatenate([[0], np.cumsum(row_counts)])
+    take = np.repeat(starts[by_owner] - base_start[:-1], row_counts) + np.arange(int(base_start[-1]))
+    table = MetaEdgeTable(a[heads][by_owner], b[heads][by_owner], kind_of[by_owner], sizes[by_owner],
+                          n_control[by_owner], n_reference[by_owner], members[take], base_start,
+                          dict(zip(owner_ids.tolist(), owner_starts.tolist())))
+    for g_id, lo, hi in zip(owner_ids.tolist(), owner_starts.tolist(), owner_starts[1:].tolist() + [len(keys)]):
+        groups[g_id].set_metaedge_rows(table, lo, hi)
     for g_id in np.unique(owners[n_control != counts]).tolist():
         groups[g_id].has_non_control_edges = True
     h.max_metaedge_size = int(sizes.max())
+    h.metaedge_table = table

@@ -44,6 +44,7 @@ __all__ = [
     "ROOT_NAME",
     "HierarchyOptions",
     "MetaEdge",
+    "MetaEdgeTable",
     "MetaNode",
     "SeriesNode",
     "Hierarchy",
@@ -129,14 +130,10 @@ class MetaNode:
     label: str  # short text to draw (last segment / series pattern)
     parent: int  # hierarchy id of the parent group; -1 for the root
     children: list[int] = dataclasses.field(default_factory=list)  # hierarchy ids
-    metaedges: list[MetaEdge] = dataclasses.field(default_factory=list)
     cardinality: int = 0  # main ops inside (recursively); embeddings not counted
     n_embeddings: int = 0  # embedding ops beside ops inside
     depth: int = 0  # distance to the deepest leaf: a group of ops has depth 1
     level: int = 0  # distance from the root: top-level groups have level 1
-    op_histogram: dict[str, int] = dataclasses.field(default_factory=dict)
-    device_histogram: dict[str, int] = dataclasses.field(default_factory=dict)
-    xla_histogram: dict[str, int] = dataclasses.field(default_factory=dict)
     template: Optional[str] = None  # shared template id; None if structure is unique
     structure_hash: int = 0  # raw structural hash (equal hash -> same template)
     inferred: str = ""  # "name" (from name tokens) or "dataflow" (a region of the children's DAG)
@@ -145,8 +142,35 @@ class MetaNode:
     compute_time_us: Optional[float] = None  # from a profile join
     memory_bytes: Optional[int] = None
     profile_devices: dict[str, int] = dataclasses.field(default_factory=dict)
+    # ``metaedges``: the list once made; until then, where its rows are in a MetaEdgeTable
+    _metaedges: Optional[list[MetaEdge]] = dataclasses.field(default=None, repr=False)
+    _metaedge_rows: Optional[tuple] = dataclasses.field(default=None, repr=False)  # (table, first, end)
 
     kind = NodeKind.META
+
+    @property
+    def metaedges(self) -> list[MetaEdge]:
+        """The MetaEdges between this group's children, made from ``MetaEdgeTable`` rows when first
+        read (most groups are never shown: their MetaEdges stay columns)."""
+        made = self._metaedges
+        if made is None:
+            rows = self._metaedge_rows
+            made = [] if rows is None else rows[0].make(rows[1], rows[2])
+            if self._metaedges is None:  # another thread may have made them meanwhile
+                self._metaedges = made
+                self._metaedge_rows = None
+            made = self._metaedges
+        return made
+
+    @metaedges.setter
+    def metaedges(self, value: list[MetaEdge]) -> None:
+        self._metaedges = value
+        self._metaedge_rows = None
+
+    def set_metaedge_rows(self, table: "MetaEdgeTable", first: int, end: int) -> None:
+        """This group's MetaEdges are rows ``first .. end - 1`` of ``table`` (made when read)."""
+        self._metaedges = None
+        self._metaedge_rows = (table, first, end)
 
     @property
     def is_series(self) -> bool:
@@ -174,6 +198,33 @@ class SeriesNode(MetaNode):
         return True
 
 
+@dataclasses.dataclass
+class MetaEdgeTable:
+    """Every MetaEdge as columns (``metaedges.build_metaedges``), group after group: group ``g``'s
+    are rows ``start[g]`` on, in ``g.metaedges`` order. The templates' hash reads the columns; a
+    group's MetaEdge objects are made from its rows when first read (``MetaNode.metaedges``)."""
+
+    src: Any  # int64 array: hierarchy ids
+    dst: Any
+    kind: Any  # EdgeKindCode of MetaEdge.kind
+    size: Any  # int64 array: MetaEdge.size
+    n_control: Any
+    n_reference: Any
+    base_edges: Any  # int64 array: every row's base edge ids, row after row
+    base_start: Any  # int64 array (rows + 1): row r's base edges are base_edges[base_start[r]:base_start[r + 1]]
+    start: dict  # group index (id - n_ops) -> first row; groups without metaedges absent
+
+    def make(self, first: int, end: int) -> list[MetaEdge]:
+        """The MetaEdge objects of rows ``first .. end - 1``."""
+        bounds = self.base_start[first:end + 1].tolist()
+        ids = self.base_edges[bounds[0]:bounds[-1]].tolist()
+        lo = bounds[0]
+        return list(map(MetaEdge, self.src[first:end].tolist(), self.dst[first:end].tolist(),
+                        [ids[a - lo:b - lo] for a, b in zip(bounds, bounds[1:])],
+                        self.size[first:end].tolist(), self.n_control[first:end].tolist(),
+                        self.n_reference[first:end].tolist()))
+
+
 class Hierarchy:
     """Groups + metaedges over a SlimGraph. Built by ``hierarchy.build_hierarchy``."""
 
@@ -192,6 +243,8 @@ class Hierarchy:
         self.profile: Optional[dict[str, Any]] = None  # op id -> stats, set by profile join
         self.out_neighbours: Optional[Any] = None  # base edges placed at their groups (hierarchy.dataflow.placed_edges)
         self.edge_arrays: Optional[tuple] = None  # (edge_src, edge_dst) as numpy arrays (hierarchy.dataflow)
+        self.metaedge_table: Optional[MetaEdgeTable] = None  # hierarchy.metaedges, until block series
+        self.histogram_memo: Any = None  # the histograms counted so far (hierarchy.stats.histograms)
 
     # ---- ids and names -----------------------------------------------------------------
     @property

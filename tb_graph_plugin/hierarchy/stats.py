@@ -1,79 +1,124 @@
-"""Hierarchy phase 7: per-group cardinality, depth, level and histograms.
+"""Hierarchy phase 7: per-group cardinality, depth and level; histograms when asked.
 
 Follows the stock dashboard ([TB-GRAPH-DOC]: "keep track of device names, XLAClusters,
 opHistograms"; glossary: *level* = distance from the root, *depth* = distance to the
 bottom-most leaf, a group holding only ops has depth 1).
 
-Pre-condition: the group tree is final.
-Post-condition: for every group, ``cardinality`` = number of MAIN ops below it,
-``n_embeddings`` = embedding ops beside those ops, ``op_histogram`` counts the ops below
-it by op (embeddings excluded), ``device_histogram`` / ``xla_histogram`` count ops with a
-device / XLA cluster; the root's cardinality is the number of MAIN ops.
+Pre-condition: the group tree is final, ``h.op_parent`` names the group whose ``children`` hold
+each MAIN op (-1 for embeddings).
+Post-condition of :func:`compute_stats`: for every group, ``cardinality`` = number of MAIN ops
+below it, ``n_embeddings`` = embedding ops beside those ops, ``depth`` and ``level``; the
+root's cardinality is the number of MAIN ops. Cost: one pre-order pass over the groups, numpy
+over the ops and per level.
+
+:func:`histograms` (ours: done when a group is shown or described, not for every group before
+the first view): the ops below a group counted by op (embeddings excluded), by device and by
+XLA cluster, each keyed in order of first occurrence in a pre-order walk of the group's children
+(the order a bottom-up merge of the children's histograms gives: ties sort the same). Cost
+O(ops below the group), memoized per hierarchy.
 """
 
 from __future__ import annotations
+
+import collections
+import dataclasses
 
 import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
-__all__ = ["compute_stats"]
+__all__ = ["compute_stats", "histograms", "Histograms"]
 
 
 def compute_stats(h: Hierarchy) -> None:
     n = h.n_ops
-    slim = h.slim
-    ops, devices, xla = slim.ops, slim.devices, slim.xla_clusters
-    any_device, any_xla = any(devices), any(xla)
-    # embeddings owned by each main op (an embedding is listed beside its owner, and
-    # maybe beside other consumers too: counted once, for its owner)
-    owners = np.asarray(slim.owner, dtype=np.int64)
-    owned = np.bincount(owners[owners >= 0], minlength=n).tolist() if n else []
     groups = h.groups
+    m = len(groups)
+    slim = h.slim
     pre = h.pre_order_groups()
     for g in pre:
         g.level = 0 if g.parent < 0 else groups[g.parent - n].level + 1
-    for g in reversed(pre):
-        card = 0
-        direct = 0  # op children
-        emb = 0
-        depth = 0
-        oh: dict[str, int] = {}
-        dh: dict[str, int] = {}
-        xh: dict[str, int] = {}
-        for c in g.children:
+    parent = np.fromiter((g.parent for g in groups), dtype=np.int64, count=m) - n
+    level = np.fromiter((g.level for g in groups), dtype=np.int64, count=m)
+    # direct op children per group, and the embeddings each main op owns (counted once, for
+    # its owner, however many consumers list it)
+    op_parent = np.asarray(h.op_parent, dtype=np.int64) - n
+    placed = op_parent >= 0
+    owners = np.asarray(slim.owner, dtype=np.int64)
+    owned = np.bincount(owners[owners >= 0], minlength=n) if n else np.zeros(0, dtype=np.int64)
+    card = np.bincount(op_parent[placed], minlength=m)
+    emb = np.bincount(op_parent[placed], weights=owned[placed], minlength=m).astype(np.int64)
+    depth = (card > 0).astype(np.int64)
+    # children before parents: one level at a time, deepest first
+    by_level = np.argsort(level, kind="stable")
+    bounds = np.searchsorted(level[by_level], np.arange(int(level.max()) + 2 if m else 1))
+    for lv in range(len(bounds) - 2, 0, -1):
+        ids = by_level[bounds[lv]:bounds[lv + 1]]
+        up = parent[ids]
+        np.add.at(card, up, card[ids])
+        np.add.at(emb, up, emb[ids])
+        np.maximum.at(depth, up, depth[ids] + 1)
+    for g, c, e, d in zip(groups, card.tolist(), emb.tolist(), depth.tolist()):
+        g.cardinality = c
+        g.n_embeddings = e
+        g.depth = d
+    h.histogram_memo = _Memo(any(slim.devices), any(slim.xla_clusters), {})
+
+
+@dataclasses.dataclass
+class _Memo:
+    """``h.histogram_memo``: whether any op has a device / an XLA cluster, and what was counted."""
+
+    any_device: bool
+    any_xla: bool
+    found: dict  # group id -> Histograms
+
+
+@dataclasses.dataclass(frozen=True)
+class Histograms:
+    """The ops below one group counted by op, by device and by XLA cluster (empty when none)."""
+
+    ops: dict
+    devices: dict
+    xla: dict
+
+
+def histograms(h: Hierarchy, gid: int) -> Histograms:
+    """The histograms of group ``gid`` (see the module docstring), computed on first use."""
+    memo = h.histogram_memo
+    found = memo.found.get(gid)
+    if found is not None:
+        return found
+    n = h.n_ops
+    groups = h.groups
+    below: list[int] = []  # the ops below, in pre-order of the children
+    stack = [iter(groups[gid - n].children)]
+    while stack:
+        for c in stack[-1]:
             if c < n:
-                direct += 1
-                emb += owned[c]
-                op = ops[c]
-                oh[op] = oh.get(op, 0) + 1
-                if any_device:
-                    dev = devices[c]
-                    if dev:
-                        dh[dev] = dh.get(dev, 0) + 1
-                if any_xla:
-                    x = xla[c]
-                    if x:
-                        xh[x] = xh.get(x, 0) + 1
+                below.append(c)
+                continue
+            children = groups[c - n].children
+            if children and max(children) < n:  # most groups hold ops only
+                below.extend(children)
             else:
-                sub = groups[c - n]
-                card += sub.cardinality
-                emb += sub.n_embeddings
-                if sub.depth >= depth:
-                    depth = sub.depth + 1
-                for k, v in sub.op_histogram.items():
-                    oh[k] = oh.get(k, 0) + v
-                if sub.device_histogram:
-                    for k, v in sub.device_histogram.items():
-                        dh[k] = dh.get(k, 0) + v
-                if sub.xla_histogram:
-                    for k, v in sub.xla_histogram.items():
-                        xh[k] = xh.get(k, 0) + v
-        if direct and depth < 1:
-            depth = 1
-        g.cardinality = card + direct
-        g.n_embeddings = emb
-        g.depth = depth
-        g.op_histogram = oh
-        g.device_histogram = dh
-        g.xla_histogram = xh
+                stack.append(iter(children))
+                break
+        else:
+            stack.pop()
+    slim = h.slim
+    found = Histograms(_counts(slim.ops, below),
+                       _counts(slim.devices, below, True) if memo.any_device else {},
+                       _counts(slim.xla_clusters, below, True) if memo.any_xla else {})
+    memo.found[gid] = found
+    return found
+
+
+def _counts(column: list, below: list[int], skip_empty: bool = False) -> dict:
+    """How often each value of ``column`` occurs at ``below``, in order of first occurrence
+    (``skip_empty``: None and "" not counted)."""
+    counts = collections.Counter(map(column.__getitem__, below))
+    if skip_empty:
+        counts.pop(None, None)
+        counts.pop("", None)
+    return dict(counts)

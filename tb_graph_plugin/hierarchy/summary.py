@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from tb_graph_plugin.hierarchy.model import Hierarchy, SeriesNode
+from tb_graph_plugin.hierarchy.stats import histograms
 from tb_graph_plugin.wire import EmbeddingRole
 
 __all__ = ["summarize", "tree"]
@@ -54,7 +55,7 @@ def summarize(h: Hierarchy) -> dict[str, Any]:
         "series": series,
         "inferred_groups": [g.name for g in h.walk_groups() if g.inferred],
         "functions": sorted(slim.functions),
-        "op_histogram": dict(sorted(h.root.op_histogram.items(), key=lambda kv: -kv[1])),
+        "op_histogram": dict(sorted(histograms(h, h.root.id).ops.items(), key=lambda kv: -kv[1])),
         "timings": {**{f"slim.{k}": round(v, 6) for k, v in slim.timings.items()},
                     **{f"hierarchy.{k}": round(v, 6) for k, v in h.timings.items()}},
     }

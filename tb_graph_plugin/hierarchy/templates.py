@@ -25,12 +25,13 @@ its >= 2 group ids in pre-order; cost O(sum over groups of (children + metaedges
 
 from __future__ import annotations
 
+import itertools
 from typing import Optional
 
 import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
-from tb_graph_plugin.wire import EdgeKind
+from tb_graph_plugin.wire import EdgeKind, EdgeKindCode
 
 __all__ = ["hash_templates", "BIG_METAGRAPH"]
 
@@ -70,6 +71,47 @@ def _wl_hash_numpy(colour: list[int], edges: list[tuple], rounds: int, is_series
     return hash((is_series, np.sort(col).tobytes(), np.sort(edge_keys).tobytes()))
 
 
+def _edges(g, control, reference, data) -> tuple:
+    """``g``'s metaedges as (source position, destination position, EdgeKind)."""
+    if not g.metaedges:
+        return ()
+    pos = {c: k for k, c in enumerate(g.children)}
+    return tuple((pos[me.src], pos[me.dst],
+                  control if me.n_control == len(me.base_edges)
+                  else (reference if me.n_reference else data))  # MetaEdge.kind, inlined
+                 for me in g.metaedges)
+
+
+_KIND_OF_CODE = [EdgeKind[code.name] for code in sorted(EdgeKindCode)]
+
+
+class _TableEdges:
+    """Each group's metaedges as ``_edges`` gives them, read from ``h.metaedge_table`` in numpy
+    (the MetaEdge objects are not made): ``key`` packs them into bytes, a memo key equal for two
+    groups exactly when their edges are (a key of either form finds the same hash: only the
+    lookup is faster); ``edges`` unpacks them for a group whose hash is computed."""
+
+    def __init__(self, h: Hierarchy) -> None:
+        table = self.table = h.metaedge_table
+        groups = h.groups
+        lengths = np.fromiter(map(len, (g.children for g in groups)), dtype=np.int64, count=len(groups))
+        flat = np.fromiter(itertools.chain.from_iterable(g.children for g in groups), dtype=np.int64,
+                           count=int(lengths.sum()))
+        pos = np.zeros(h.n_ops + len(groups), dtype=np.int64)
+        pos[flat] = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        self.src, self.dst = pos[table.src], pos[table.dst]
+        packed = (self.src * (int(lengths.max()) + 1) + self.dst) * 4 + table.kind
+        starts = sorted(table.start.items(), key=lambda kv: kv[1])
+        ends = [lo for _, lo in starts[1:]] + [len(packed)]
+        self.rows = {g + h.n_ops: (lo, hi) for (g, lo), hi in zip(starts, ends)}
+        self.keys = {gid: packed[lo:hi].tobytes() for gid, (lo, hi) in self.rows.items()}
+
+    def edges(self, gid: int) -> tuple:
+        lo, hi = self.rows[gid]
+        return tuple(zip(self.src[lo:hi].tolist(), self.dst[lo:hi].tolist(),
+                         map(_KIND_OF_CODE.__getitem__, self.table.kind[lo:hi].tolist())))
+
+
 def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
     """Hash every group (or, with ``dirty``, only those group ids) and assign template ids."""
     n = h.n_ops
@@ -82,6 +124,8 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
     # The hash is a pure function of (is_series, child colours in order, edges by position):
     # the 48 identical layers of a deep model are refined once, then looked up.
     memo: dict[tuple, int] = {}
+    table = _TableEdges(h) if dirty is None and h.metaedge_table is not None else None
+    edge_keys = table.keys if table is not None else {}
     for g in reversed(pre):  # children before parents
         if dirty is not None and g.id not in dirty:
             continue
@@ -90,19 +134,17 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
             g.structure_hash = hash(("empty", g.is_series))
             continue
         colour = [op_colour[ops[c]] if c < n else groups[c - n].structure_hash for c in children]
-        if g.metaedges:
-            pos = {c: k for k, c in enumerate(children)}
-            edges = [(pos[me.src], pos[me.dst],
-                      control if me.n_control == len(me.base_edges)
-                      else (reference if me.n_reference else data))  # MetaEdge.kind, inlined
-                     for me in g.metaedges]
-        else:
-            edges = []
-        key = (g.is_series, tuple(colour), tuple(edges))
+        edges = None
+        edge_key = edge_keys.get(g.id)
+        if edge_key is None:
+            edge_key = edges = _edges(g, control, reference, data)
+        key = (g.is_series, tuple(colour), edge_key)
         cached = memo.get(key)
         if cached is not None:
             g.structure_hash = cached
             continue
+        if edges is None:
+            edges = table.edges(g.id)
         if len(edges) >= BIG_METAGRAPH:
             g.structure_hash = memo[key] = _wl_hash_numpy(colour, edges, rounds, g.is_series)
             continue

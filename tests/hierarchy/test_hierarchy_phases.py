@@ -12,6 +12,8 @@ from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy, node_de
 from tb_graph_plugin.hierarchy import templates
 from tb_graph_plugin.hierarchy.infer import candidate_prefixes, shared_uniquifier
 from tb_graph_plugin.hierarchy.profile import join_step_stats
+from tb_graph_plugin.hierarchy.stats import histograms
+from tb_graph_plugin.ingest.local import load_graph_def_from_path
 from tests.hierarchy.invariants import check_invariants
 
 
@@ -43,7 +45,51 @@ def test_scopes_and_metaedge_at_lowest_common_ancestor():
     assert top.count == 2 and top.n_control == 1 and not top.control_only and top.kind == "data"
     a = h.group("a")
     assert (a.cardinality, a.depth, a.level) == (3, 2, 1)
-    assert a.op_histogram == {"Relu": 2, "Tanh": 1}
+    assert histograms(h, a.id).ops == {"Relu": 2, "Tanh": 1}
+
+
+def _merged_histograms(h, gid):
+    """The reference: each group's histograms merged bottom-up from its children, in order."""
+    n = h.n_ops
+    ops, devices, xla = {}, {}, {}
+    for c in h.group(gid).children:
+        if c < n:
+            parts = ({h.slim.ops[c]: 1}, {h.slim.devices[c]: 1} if h.slim.devices[c] else {},
+                     {h.slim.xla_clusters[c]: 1} if h.slim.xla_clusters[c] else {})
+        else:
+            parts = _merged_histograms(h, c)
+        for into, part in zip((ops, devices, xla), parts):
+            for k, v in part.items():
+                into[k] = into.get(k, 0) + v
+    return ops, devices, xla
+
+
+def test_histograms_count_the_ops_below_in_children_order():
+    """``stats.histograms`` (counted when a group is shown) equals the bottom-up merge of its
+    children's, keys in the same order (ties of the info pane's sorted list keep it)."""
+    g = graph_pb2.GraphDef()
+    rows = [("b/x", "Relu", "/cpu:0", ""), ("a/y", "Tanh", "", "c1"), ("a/s/z", "Relu", "/gpu:0", "c1"),
+            ("b/t/u", "MatMul", "/gpu:0", "c2"), ("b/w", "Tanh", "/cpu:0", "")]
+    for name, op, device, cluster in rows:
+        node = g.node.add(name=name, op=op, device=device)
+        if cluster:
+            node.attr["_XlaCluster"].s = cluster.encode()
+    h = build_hierarchy(build_slim_graph(g))
+    for gid in [h.root.id] + [x.id for x in h.groups[1:]]:
+        got = histograms(h, gid)
+        want = _merged_histograms(h, gid)
+        assert [list(d.items()) for d in (got.ops, got.devices, got.xla)] == [list(d.items()) for d in want]
+    assert list(histograms(h, h.root.id).ops.items()) == [("Relu", 2), ("MatMul", 1), ("Tanh", 2)]
+    assert histograms(h, h.id_of("b")).devices == {"/cpu:0": 2, "/gpu:0": 1}
+
+
+def test_histograms_of_a_real_model_equal_the_merge(real_logs):
+    g = load_graph_def_from_path(str(real_logs.get("keras_resnet50_trace")))
+    h = build_hierarchy(build_slim_graph(g))
+    for x in h.groups:
+        got = histograms(h, x.id)
+        assert [list(d.items()) for d in (got.ops, got.devices, got.xla)] == \
+            [list(d.items()) for d in _merged_histograms(h, x.id)]
 
 
 def test_op_series_stock_rule_min_five_and_configurable():

@@ -26,6 +26,7 @@ from typing import Iterable, Optional
 from tb_graph_plugin import wire
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.split import is_artificial
+from tb_graph_plugin.hierarchy.stats import histograms
 from tb_graph_plugin.layout.scene.cache import LayoutCache
 from tb_graph_plugin.layout.scene.fit import fit_heights
 from tb_graph_plugin.layout.scene.group import GroupLayout, layout_group
@@ -110,8 +111,9 @@ def _scene_node(h: Hierarchy, p: PlacedNode, x: float, y: float, parent: Optiona
         node.label = g.label
         node.cardinality = g.cardinality
         node.template = g.template
-        node.device = _top(g.device_histogram)
-        node.xla_cluster = _top(g.xla_histogram)
+        counted = histograms(h, p.hid)
+        node.device = _top(counted.devices)
+        node.xla_cluster = _top(counted.xla)
         node.compute_time_us = g.compute_time_us
         node.memory_bytes = g.memory_bytes
         node.artificial = is_artificial(g)
