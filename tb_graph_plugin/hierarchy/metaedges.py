@@ -26,30 +26,9 @@ import numpy as np
 from tb_graph_plugin.wire import EdgeKindCode
 from tb_graph_plugin.hierarchy.dataflow import edge_arrays
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdgeTable
+from tb_graph_plugin.hierarchy.placement import lca_children
 
 __all__ = ["build_metaedges"]
-
-
-def _lca_children(a: np.ndarray, b: np.ndarray, parent: np.ndarray, level: np.ndarray):
-    """For pairs of groups (ids - n), the children of their lowest common ancestor holding
-    ``a`` and ``b`` (-1 where that end is the ancestor itself); all pairs climb at once."""
-    a, b = a.copy(), b.copy()
-    ca = np.full(len(a), -1, dtype=np.int64)
-    cb = ca.copy()
-    for x, cx, y in ((a, ca, b), (b, cb, a)):
-        while True:
-            up = np.flatnonzero(level[x] > level[y])
-            if not len(up):
-                break
-            cx[up] = x[up]
-            x[up] = parent[x[up]]
-    while True:
-        up = np.flatnonzero(a != b)
-        if not len(up):
-            break
-        ca[up], cb[up] = a[up], b[up]
-        a[up], b[up] = parent[a[up]], parent[b[up]]
-    return ca, cb
 
 
 def build_metaedges(h: Hierarchy) -> None:
@@ -75,7 +54,7 @@ def build_metaedges(h: Hierarchy) -> None:
     cross = np.flatnonzero(ps != pd)
     if len(cross):
         pairs, inv = np.unique(ps[cross] * total + pd[cross], return_inverse=True)
-        ca, cb = _lca_children(pairs // total - n, pairs % total - n, gpar - n, level)
+        ca, cb = lca_children(pairs // total - n, pairs % total - n, gpar - n, level)
         inv = inv.reshape(-1)
         ca, cb = ca[inv], cb[inv]
         a[cross] = np.where(ca < 0, src[cross], ca + n)
