@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from operator import itemgetter
 
 from tb_graph_plugin.hierarchy.dataflow import Contraction, graph_from_metaedges
 from tb_graph_plugin.hierarchy.infer import shared_uniquifier
@@ -64,10 +65,13 @@ _LETTER = re.compile(r"(?<=\d)[a-z](?![A-Za-z])")  # a block index that is a let
 
 
 def _runs(items: list[tuple[int, int]], min_size: int) -> list[list[tuple[int, int]]]:
-    """Split (index, child) pairs sorted by index into consecutive runs of >= min_size."""
+    """Split (index, child) pairs sorted by index into consecutive runs of >= min_size;
+    O(items), in C when they are one run (``add_1 .. add_N``)."""
     if len(items) < min_size:
         return []
-    index = [i for i, _ in items]
+    index = list(map(itemgetter(0), items))
+    if index[-1] - index[0] == len(index) - 1 and len(set(index)) == len(index):
+        return [items]
     cuts = [j for j in range(1, len(index)) if index[j] != index[j - 1] + 1]
     bounds = [0, *cuts, len(items)]
     return [items[a:b] for a, b in zip(bounds, bounds[1:]) if b - a >= min_size]
@@ -119,7 +123,7 @@ class _SeriesCheck:
             else:
                 self.contraction = self.edges.contraction(g.id)
             self.pos = dict(zip(g.children, range(len(g.children))))
-        members = [self.pos[c] for _, c in run]
+        members = list(map(self.pos.__getitem__, map(itemgetter(1), run)))
         shape = self.contraction.shape(members)
         if shape is None or (shape == "forward" and not self.contraction.on_one_cycle(members)):
             return False
