@@ -263,23 +263,32 @@ def detect_block_series(h: Hierarchy) -> list:
         groups_here = [c for c in children if c >= n and not groups[c - n].is_series]
         if len(groups_here) < min_size:
             continue
+        # A run's members share one structural hash: a child whose hash fewer than
+        # min_size siblings have joins no run (read no label of a group without one).
+        hashes = [groups[c - n].structure_hash for c in groups_here]
+        per_hash = Counter(hashes)
+        if max(per_hash.values()) < min_size:
+            continue
         keyed: dict[tuple, list[tuple[int, int]]] = {}
-        labels = [h.label(c) for c in groups_here]
+        labels = [groups[c - n].label for c in groups_here]
         if shared_uniquifier(labels):  # a Keras 3 trace: scope encoder_block_1_2 is layer encoder_block_1
             labels = [_UNIQUIFIER.sub("", x) for x in labels]
         bare = []
-        for c, label in zip(groups_here, labels):
+        for c, label, structure_hash in zip(groups_here, labels, hashes):
+            if per_hash[structure_hash] < min_size:
+                continue
             parts = _DIGITS.split(label)
             if len(parts) == 1:
-                bare.append((c, label))
+                bare.append((c, label, structure_hash))
             for p in range(1, len(parts), 2):
-                key = (tuple(parts[:p]), tuple(parts[p + 1:]), h.groups[c - n].structure_hash)
+                key = (tuple(parts[:p]), tuple(parts[p + 1:]), structure_hash)
                 keyed.setdefault(key, []).append((int(parts[p]), c))
             for m in _LETTER.finditer(label):  # Mixed_6b .. Mixed_6e, block2a .. block2c: the index is a letter
-                key = ((label[:m.start()],), (label[m.end():],), h.groups[c - n].structure_hash, "letter")
+                key = ((label[:m.start()],), (label[m.end():],), structure_hash, "letter")
                 keyed.setdefault(key, []).append((ord(m.group()) - ord("a"), c))
-        for c, label in bare:  # encoder_block before encoder_block_1 .. _5 is index 0 (stock: add, add_1)
-            key = ((label + "_",), ("",), h.groups[c - n].structure_hash)
+        # encoder_block before encoder_block_1 .. _5 is index 0 (stock: add, add_1)
+        for c, label, structure_hash in bare:
+            key = ((label + "_",), ("",), structure_hash)
             if key in keyed:
                 keyed[key].append((0, c))
         claimed: set[int] = set()
