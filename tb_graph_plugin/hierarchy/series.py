@@ -53,13 +53,11 @@ from tb_graph_plugin.hierarchy.infer import shared_uniquifier
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge, SeriesNode
 from tb_graph_plugin.hierarchy.placement import ChildEdges, placed_edges
 from tb_graph_plugin.hierarchy.scopes import add_group
+from tb_graph_plugin.hierarchy.series_names import op_clusters
 
 __all__ = ["detect_op_series", "detect_block_series"]
 
-_OP_SERIES = re.compile(r"(\D*)(\d+)$")  # matched from the label's start (``match(name, pos)``)
 _DIGITS = re.compile(r"(\d+)")
-_DIGIT = re.compile(r"\d")
-_ASCII_DIGITS = "0123456789"
 _UNIQUIFIER = re.compile(r"_\d+$")
 _LETTER = re.compile(r"(?<=\d)[a-z](?![A-Za-z])")  # a block index that is a letter after a number: 6b, 2a
 
@@ -142,55 +140,6 @@ def _replace_children(g, made) -> None:
     g.children = list(dict.fromkeys(map(where.get, g.children, g.children)))
 
 
-def _op_clusters(names: list[str], ops: list[str], op_children: list[int]):
-    """The stock clustering of a group's op children: ``({(op, prefix): [(index, child)]},
-    {(op, leaf + "_"): child})``, the first for leaf names ``^(\\D*)(\\d+)$`` (keys in order of
-    first member, items in no set order: the caller sorts them), the second for the others
-    (the last one wins; the fast path leaves out a leaf with a digit before its last digits,
-    whose key no cluster can have).
-
-    An ASCII group without newlines (\\d is [0-9], $ is the end) is clustered in one pass by
-    ``rstrip`` of the digits, keyed by (op, stripped name), and the few keys are then cut to
-    their leaf (a prefix with a digit matches nothing; keys with one leaf prefix merge, in the
-    same first-member order); other groups match each leaf with the regex. O(children).
-    """
-    text = "".join([names[c] for c in op_children])
-    if not text.isascii() or "\n" in text:
-        return _op_clusters_by_regex(names, ops, op_children)
-    stems: dict[tuple[str, str], list[int]] = {}
-    bare: dict[tuple[str, str], int] = {}
-    for c in op_children:
-        name = names[c]
-        stem = name.rstrip(_ASCII_DIGITS)
-        if len(stem) == len(name):
-            bare[(ops[c], name[name.rfind("/") + 1:] + "_")] = c
-        else:
-            stems.setdefault((ops[c], stem), []).append(c)
-    clusters: dict[tuple[str, str], list[tuple[int, int]]] = {}
-    for (op, stem), members in stems.items():
-        prefix = stem[stem.rfind("/") + 1:]
-        if _DIGIT.search(prefix):
-            continue  # conv2d_1: a digit before the last run, not a stock series name
-        cut = len(stem)
-        clusters.setdefault((op, prefix), []).extend([(int(names[c][cut:]), c) for c in members])
-    return clusters, bare
-
-
-def _op_clusters_by_regex(names: list[str], ops: list[str], op_children: list[int]):
-    """``_op_clusters`` by the stock regex on each leaf (any names); O(children)."""
-    match = _OP_SERIES.match
-    clusters: dict[tuple[str, str], list[tuple[int, int]]] = {}
-    bare: dict[tuple[str, str], int] = {}
-    for c in op_children:
-        name = names[c]
-        m = match(name, name.rfind("/") + 1)
-        if m:
-            clusters.setdefault((ops[c], m[1]), []).append((int(m[2]), c))
-        else:
-            bare[(ops[c], name[name.rfind("/") + 1:] + "_")] = c
-    return clusters, bare
-
-
 def detect_op_series(h: Hierarchy) -> int:
     min_size = h.options.series_min_size
     if min_size <= 0:
@@ -217,7 +166,7 @@ def detect_op_series(h: Hierarchy) -> int:
             continue
         if len(per_op) > 1:
             op_children = [c for c in op_children if per_op[ops[c]] + 1 >= min_size]
-        clusters, bare = _op_clusters(names, ops, op_children)
+        clusters, bare = op_clusters(names, ops, op_children)
         big = [(key, items) for key, items in clusters.items() if len(items) + 1 >= min_size]
         if not big:
             continue
