@@ -46,26 +46,30 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from operator import itemgetter
 
 from tb_graph_plugin.hierarchy.dataflow import Contraction, graph_from_metaedges
 from tb_graph_plugin.hierarchy.infer import shared_uniquifier
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge, SeriesNode
 from tb_graph_plugin.hierarchy.placement import ChildEdges, placed_edges
 from tb_graph_plugin.hierarchy.scopes import add_group
+from tb_graph_plugin.hierarchy.series_names import op_clusters
 
 __all__ = ["detect_op_series", "detect_block_series"]
 
-_OP_SERIES = re.compile(r"(\D*)(\d+)$")  # matched from the label's start (``match(name, pos)``)
 _DIGITS = re.compile(r"(\d+)")
 _UNIQUIFIER = re.compile(r"_\d+$")
 _LETTER = re.compile(r"(?<=\d)[a-z](?![A-Za-z])")  # a block index that is a letter after a number: 6b, 2a
 
 
 def _runs(items: list[tuple[int, int]], min_size: int) -> list[list[tuple[int, int]]]:
-    """Split (index, child) pairs sorted by index into consecutive runs of >= min_size."""
+    """Split (index, child) pairs sorted by index into consecutive runs of >= min_size;
+    O(items), in C when they are one run (``add_1 .. add_N``)."""
     if len(items) < min_size:
         return []
-    index = [i for i, _ in items]
+    index = list(map(itemgetter(0), items))
+    if index[-1] - index[0] == len(index) - 1 and len(set(index)) == len(index):
+        return [items]
     cuts = [j for j in range(1, len(index)) if index[j] != index[j - 1] + 1]
     bounds = [0, *cuts, len(items)]
     return [items[a:b] for a, b in zip(bounds, bounds[1:]) if b - a >= min_size]
@@ -117,7 +121,7 @@ class _SeriesCheck:
             else:
                 self.contraction = self.edges.contraction(g.id)
             self.pos = dict(zip(g.children, range(len(g.children))))
-        members = [self.pos[c] for _, c in run]
+        members = list(map(self.pos.__getitem__, map(itemgetter(1), run)))
         shape = self.contraction.shape(members)
         if shape is None or (shape == "forward" and not self.contraction.on_one_cycle(members)):
             return False
@@ -125,20 +129,15 @@ class _SeriesCheck:
 
 
 def _replace_children(g, made) -> None:
-    """Each series takes the place of its first member in ``g.children``; O(children)."""
+    """Each series takes the place of its first member in ``g.children``; O(children), in C
+    (each child mapped to its series id or itself, duplicates dropped by ``dict.fromkeys``:
+    a series id is no child's id)."""
     if not made:
         return
-    where = {c: s for s in made for c in s.children}
-    out = []
-    placed = set()
-    for c in g.children:
-        s = where.get(c)
-        if s is None:
-            out.append(c)
-        elif s.id not in placed:
-            placed.add(s.id)
-            out.append(s.id)
-    g.children = out
+    where: dict[int, int] = {}
+    for s in made:
+        where.update(dict.fromkeys(s.children, s.id))
+    g.children = list(dict.fromkeys(map(where.get, g.children, g.children)))
 
 
 def detect_op_series(h: Hierarchy) -> int:
@@ -148,7 +147,6 @@ def detect_op_series(h: Hierarchy) -> int:
     n = h.n_ops
     ops = h.slim.ops
     names = h.slim.names
-    match = _OP_SERIES.match
     ungrouped = h.options.ungrouped_series
     made = 0
     edges = placed_edges(h)
@@ -168,23 +166,11 @@ def detect_op_series(h: Hierarchy) -> int:
             continue
         if len(per_op) > 1:
             op_children = [c for c in op_children if per_op[ops[c]] + 1 >= min_size]
-        here: list = []
-        clusters: dict[tuple[str, str], list[tuple[int, int]]] = {}
-        plain = []  # op children without a numeric suffix (``add`` may join ``add_1..``)
-        for c in op_children:
-            name = names[c]
-            m = match(name, name.rfind("/") + 1)
-            if m:
-                clusters.setdefault((ops[c], m[1]), []).append((int(m[2]), c))
-            else:
-                plain.append(c)
+        clusters, bare = op_clusters(names, ops, op_children)
         big = [(key, items) for key, items in clusters.items() if len(items) + 1 >= min_size]
         if not big:
             continue
-        bare: dict[tuple[str, str], int] = {}
-        for c in plain:
-            name = names[c]
-            bare[(ops[c], name[name.rfind("/") + 1:] + "_")] = c
+        here: list = []
         check = _SeriesCheck(h, g, edges)
         for key, items in big:
             if key in bare:
@@ -221,23 +207,32 @@ def detect_block_series(h: Hierarchy) -> list:
         groups_here = [c for c in children if c >= n and not groups[c - n].is_series]
         if len(groups_here) < min_size:
             continue
+        # A run's members share one structural hash: a child whose hash fewer than
+        # min_size siblings have joins no run (read no label of a group without one).
+        hashes = [groups[c - n].structure_hash for c in groups_here]
+        per_hash = Counter(hashes)
+        if max(per_hash.values()) < min_size:
+            continue
         keyed: dict[tuple, list[tuple[int, int]]] = {}
-        labels = [h.label(c) for c in groups_here]
+        labels = [groups[c - n].label for c in groups_here]
         if shared_uniquifier(labels):  # a Keras 3 trace: scope encoder_block_1_2 is layer encoder_block_1
             labels = [_UNIQUIFIER.sub("", x) for x in labels]
         bare = []
-        for c, label in zip(groups_here, labels):
+        for c, label, structure_hash in zip(groups_here, labels, hashes):
+            if per_hash[structure_hash] < min_size:
+                continue
             parts = _DIGITS.split(label)
             if len(parts) == 1:
-                bare.append((c, label))
+                bare.append((c, label, structure_hash))
             for p in range(1, len(parts), 2):
-                key = (tuple(parts[:p]), tuple(parts[p + 1:]), h.groups[c - n].structure_hash)
+                key = (tuple(parts[:p]), tuple(parts[p + 1:]), structure_hash)
                 keyed.setdefault(key, []).append((int(parts[p]), c))
             for m in _LETTER.finditer(label):  # Mixed_6b .. Mixed_6e, block2a .. block2c: the index is a letter
-                key = ((label[:m.start()],), (label[m.end():],), h.groups[c - n].structure_hash, "letter")
+                key = ((label[:m.start()],), (label[m.end():],), structure_hash, "letter")
                 keyed.setdefault(key, []).append((ord(m.group()) - ord("a"), c))
-        for c, label in bare:  # encoder_block before encoder_block_1 .. _5 is index 0 (stock: add, add_1)
-            key = ((label + "_",), ("",), h.groups[c - n].structure_hash)
+        # encoder_block before encoder_block_1 .. _5 is index 0 (stock: add, add_1)
+        for c, label, structure_hash in bare:
+            key = ((label + "_",), ("",), structure_hash)
             if key in keyed:
                 keyed[key].append((0, c))
         claimed: set[int] = set()
