@@ -19,15 +19,15 @@ op); Python loops only over the distinct scopes holding MAIN ops and over the re
 
 from __future__ import annotations
 
-from itertools import compress, repeat
+from itertools import compress, count, repeat
 from operator import eq, itemgetter
 
 import numpy as np
 
-from tb_graph_plugin.graph.model import SlimGraph
+from tb_graph_plugin.graph.model import OpScopes, SlimGraph
 from tb_graph_plugin.wire import EmbeddingRole
 
-__all__ = ["index_names", "rename_namespace_clashes"]
+__all__ = ["index_names", "index_scopes", "main_op_scopes", "rename_namespace_clashes"]
 
 
 def index_names(slim: SlimGraph, op_ids: list[int]) -> list[str]:
@@ -54,28 +54,53 @@ def index_names(slim: SlimGraph, op_ids: list[int]) -> list[str]:
     return duplicates
 
 
-def rename_namespace_clashes(slim: SlimGraph) -> int:
+def main_op_scopes(slim: SlimGraph) -> tuple[np.ndarray, list[str]]:
+    """The MAIN ops' ids (ascending) and the scope directly holding each, in that order: its
+    name up to the last ``/`` (``""`` for a name with none, or with only a leading one). One
+    ``rpartition`` per MAIN op, C-level."""
+    is_main = np.fromiter(slim.embedding, dtype=np.int8, count=slim.n_nodes) == EmbeddingRole.MAIN
+    scopes = list(map(itemgetter(0), map(str.rpartition, compress(slim.names, is_main.tolist()), repeat("/"))))
+    return np.flatnonzero(is_main), scopes
+
+
+def rename_namespace_clashes(slim: SlimGraph, main_ids: np.ndarray, scopes: list[str]) -> int:
+    """Rename every op (MAIN or embedding) whose name is a namespace of MAIN ops; return how many.
+    ``main_ids, scopes``: :func:`main_op_scopes`; a renamed MAIN op's entry in ``scopes`` becomes
+    its former name (the scope now holding it)."""
     names = slim.names
-    # the scopes directly holding a MAIN op (C-level: ``rpartition`` gives "" for a name without
-    # one), then all their ancestors
-    is_main = map(eq, slim.embedding, repeat(EmbeddingRole.MAIN))
-    parents = set(map(itemgetter(0), map(str.rpartition, compress(names, is_main), repeat("/"))))
-    parents.discard("")
-    namespaces = set()
-    for scope in parents:
-        j = len(scope)
-        while j > 0:
-            prefix = scope[:j]
-            if prefix in namespaces:
-                break
-            namespaces.add(prefix)
-            j = scope.rfind("/", 0, j)
+    # the scopes directly holding a MAIN op, then their ancestors a level at a time (C-level
+    # ``rpartition``s over the scopes found new at the level below)
+    namespaces = set(scopes)
+    namespaces.discard("")
+    found = namespaces
+    while found:
+        found = set(map(itemgetter(0), map(str.rpartition, found, repeat("/")))).difference(namespaces)
+        found.discard("")
+        namespaces |= found
     if namespaces.isdisjoint(names):  # the usual case: one C-level pass
         return 0
-    clashes = np.flatnonzero(np.fromiter(map(namespaces.__contains__, names), dtype=bool, count=len(names))).tolist()
-    for i in clashes:
+    clashes = np.flatnonzero(np.fromiter(map(namespaces.__contains__, names), dtype=bool, count=len(names)))
+    at = np.searchsorted(main_ids, clashes)  # where each renamed op is among the MAIN ops, if one
+    is_main = main_ids[np.minimum(at, len(main_ids) - 1)] == clashes if len(main_ids) else np.zeros(0, bool)
+    for i, main, k in zip(clashes.tolist(), is_main.tolist(), at.tolist()):
         name = names[i]
+        if main:
+            scopes[k] = name
         leaf = name[name.rfind("/") + 1:]
         names[i] = f"{name}/({leaf})"
         slim.index.setdefault(names[i], i)
     return len(clashes)
+
+
+def index_scopes(slim: SlimGraph, main_ids: np.ndarray, scopes: list[str]) -> None:
+    """Fill ``slim.op_scopes`` (``model.OpScopes``) from :func:`main_op_scopes`' answer (after
+    the renames). A dict ``setdefault`` per MAIN op (C-level), then numpy passes."""
+    first: dict[str, int] = {}
+    # each MAIN op's scope as the position among MAIN ops of that scope's first op
+    at = np.fromiter(map(first.setdefault, scopes, count()), dtype=np.int64, count=len(scopes))
+    firsts = np.fromiter(first.values(), dtype=np.int64, count=len(first))  # ascending
+    code = np.zeros(len(scopes), dtype=np.int32)
+    code[firsts] = np.arange(len(firsts), dtype=np.int32)
+    of_op = np.full(slim.n_nodes, -1, dtype=np.int32)
+    of_op[main_ids] = code[at]
+    slim.op_scopes = OpScopes(list(first), of_op, main_ids[firsts])

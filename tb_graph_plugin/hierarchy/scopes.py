@@ -21,6 +21,10 @@ hostile file writes (real models nest 5-30), ended in ``RecursionError``.
 from __future__ import annotations
 
 import re
+from itertools import compress, repeat
+from operator import itemgetter
+
+import numpy as np
 
 from tb_graph_plugin.graph.model import FUNCTION_LIBRARY_PREFIX
 from tb_graph_plugin.wire import EmbeddingRole
@@ -67,46 +71,54 @@ def add_group(h: Hierarchy, name: str, label: str, parent: int, cls=MetaNode, **
 
 
 def build_scopes(h: Hierarchy) -> None:
-    slim = h.slim
-    n = h.n_ops
+    slim, n = h.slim, h.n_ops
+    op_scopes = slim.op_scopes
     root = add_group(h, ROOT_NAME, ROOT_NAME, -1)
-    scope_ids: dict[str, int] = {"": root.id}
-    groups = h.groups
-    op_parent = h.op_parent
-
-    def scope_id(scope: str) -> int:
-        gid = scope_ids.get(scope)
-        if gid is not None:
-            return gid
-        j = scope.rfind("/")
-        parent = scope_id(scope[:j] if j > 0 else "")
-        label = scope[j + 1:]
-        fn = None
-        if j < 0 and label.startswith(FUNCTION_LIBRARY_PREFIX):
-            fn = label[len(FUNCTION_LIBRARY_PREFIX):]
-            label = function_label(fn)
-        g = add_group(h, scope, label, parent, function=fn,
-                      inferred="source" if _FUNCTION_CALL.match(label) else "")
-        groups[parent - n].children.append(g.id)
-        scope_ids[scope] = g.id
-        return g.id
-
-    embedding, main = slim.embedding, EmbeddingRole.MAIN
-    known = scope_ids.get
-    root_id = root.id
-    for i, name in enumerate(slim.names):
-        if embedding[i] != main:
-            continue
-        j = name.rfind("/")
-        if j > 0:
-            scope = name[:j]
-            gid = known(scope)
-            if gid is None:
-                depth = scope.count("/") + 1
-                if depth > MAX_SCOPE_DEPTH:  # scope_id recurses once per level
-                    raise ScopesTooDeep(name, depth)
-                gid = scope_id(scope)
-        else:
-            gid = root_id
-        groups[gid - n].children.append(i)
-        op_parent[i] = gid
+    # 1. The tree: each scope and its ancestors not yet made, top-down, scopes in the order of
+    # their first op (group ids as a walk of the ops in GraphDef order makes them); a group's
+    # ``firsts`` entry is the first op below it, where it goes among its parent's children.
+    group_of: dict[str, int] = {"": root.id}
+    scope_group = []  # per scope code
+    names, parents, firsts = [], [], []  # per group made here, ids root.id + 1 ...
+    for scope, first in zip(op_scopes.names, op_scopes.first_op.tolist()):
+        gid = group_of.get(scope)
+        if gid is None:
+            depth = scope.count("/") + 1
+            if depth > MAX_SCOPE_DEPTH:
+                raise ScopesTooDeep(slim.names[first], depth)
+            missing = [scope]
+            while True:
+                j = missing[-1].rfind("/")
+                gid = group_of.get(missing[-1][:j] if j > 0 else "")
+                if gid is not None:
+                    break
+                missing.append(missing[-1][:j])
+            for name in reversed(missing):
+                names.append(name)
+                parents.append(gid)
+                firsts.append(first)
+                gid = group_of[name] = root.id + len(names)
+        scope_group.append(gid)
+    # 2. Every group's children: its ops and subgroups by the first op below each (GraphDef order)
+    of_op = op_scopes.of_op
+    main_ids = np.flatnonzero(of_op >= 0)
+    op_group = np.array(scope_group + [-1], dtype=np.int64)[of_op]  # -1 (an embedding) picks the -1
+    h.op_parent[:] = op_group.tolist()
+    holder = np.concatenate([op_group[main_ids], np.array(parents, dtype=np.int64)]) - root.id
+    order = np.lexsort((np.concatenate([main_ids, np.array(firsts, dtype=np.int64)]), holder))
+    child = np.concatenate([main_ids, np.arange(root.id + 1, root.id + 1 + len(names))])[order].tolist()
+    ends = np.cumsum(np.bincount(holder, minlength=1 + len(names))).tolist()
+    root.children = child[:ends[0]]
+    # 3. The MetaNodes (C-level maps but for their constructor), then the few special labels
+    ids = range(root.id + 1, root.id + 1 + len(names))
+    labels = list(map(itemgetter(2), map(str.rpartition, names, repeat("/"))))
+    made = list(map(MetaNode, ids, names, labels, parents, map(child.__getitem__, map(slice, ends, ends[1:]))))
+    for k in compress(range(len(names)), map(str.startswith, names, repeat(FUNCTION_LIBRARY_PREFIX))):
+        if "/" not in names[k]:  # a top-level scope: a library function's group
+            made[k].function = fn = names[k][len(FUNCTION_LIBRARY_PREFIX):]
+            made[k].label = labels[k] = function_label(fn)
+    for k in compress(range(len(names)), map(str.__contains__, labels, repeat("()"))):
+        if _FUNCTION_CALL.match(labels[k]):
+            made[k].inferred = "source"
+    h.groups.extend(made)
+    h.group_index.update(zip(names, ids))
