@@ -77,9 +77,15 @@ def rename_namespace_clashes(slim: SlimGraph, main_ids: np.ndarray, scopes: list
         found = set(map(itemgetter(0), map(str.rpartition, found, repeat("/")))).difference(namespaces)
         found.discard("")
         namespaces |= found
-    if namespaces.isdisjoint(names):  # the usual case: one C-level pass
+    if not slim.duplicate_names and names == slim.original_names:
+        # names as written, each once: ``slim.index`` finds the op of a name (a lookup per namespace)
+        found = set(map(slim.index.get, namespaces))
+        found.discard(None)
+        clashes = np.array(sorted(found), dtype=np.int64)
+    else:  # a name renamed by ``plumbing``, or written twice: every name is looked up
+        clashes = np.flatnonzero(np.fromiter(map(namespaces.__contains__, names), dtype=bool, count=len(names)))
+    if not len(clashes):
         return 0
-    clashes = np.flatnonzero(np.fromiter(map(namespaces.__contains__, names), dtype=bool, count=len(names)))
     at = np.searchsorted(main_ids, clashes)  # where each renamed op is among the MAIN ops, if one
     is_main = main_ids[np.minimum(at, len(main_ids) - 1)] == clashes if len(main_ids) else np.zeros(0, bool)
     for i, main, k in zip(clashes.tolist(), is_main.tolist(), at.tolist()):

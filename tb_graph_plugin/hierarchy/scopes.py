@@ -71,40 +71,53 @@ def add_group(h: Hierarchy, name: str, label: str, parent: int, cls=MetaNode, **
 
 
 def build_scopes(h: Hierarchy) -> None:
-    slim, n = h.slim, h.n_ops
+    slim = h.slim
     op_scopes = slim.op_scopes
+    depths = list(map(str.count, op_scopes.names, repeat("/")))
+    if depths and max(depths) >= MAX_SCOPE_DEPTH:  # the first op in a scope too deep
+        k = next(k for k, d in enumerate(depths) if d >= MAX_SCOPE_DEPTH)
+        raise ScopesTooDeep(slim.names[op_scopes.first_op[k]], depths[k] + 1)
     root = add_group(h, ROOT_NAME, ROOT_NAME, -1)
     # 1. The tree: each scope and its ancestors not yet made, top-down, scopes in the order of
     # their first op (group ids as a walk of the ops in GraphDef order makes them); a group's
     # ``firsts`` entry is the first op below it, where it goes among its parent's children.
     group_of: dict[str, int] = {"": root.id}
+    known = group_of.get
     scope_group = []  # per scope code
     names, parents, firsts = [], [], []  # per group made here, ids root.id + 1 ...
-    for scope, first in zip(op_scopes.names, op_scopes.first_op.tolist()):
-        gid = group_of.get(scope)
+
+    def made(scope: str, first: int) -> int:
+        """Make ``scope``'s group and its ancestors not made yet, top-down; return its id."""
+        missing = [scope]
+        while (gid := known(missing[-1].rpartition("/")[0])) is None:
+            missing.append(missing[-1].rpartition("/")[0])
+        for name in reversed(missing):
+            names.append(name)
+            parents.append(gid)
+            firsts.append(first)
+            gid = group_of[name] = root.id + len(names)
+        return gid
+
+    ups = map(itemgetter(0), map(str.rpartition, op_scopes.names, repeat("/")))
+    for scope, up, first in zip(op_scopes.names, ups, op_scopes.first_op.tolist()):
+        gid = known(scope)
         if gid is None:
-            depth = scope.count("/") + 1
-            if depth > MAX_SCOPE_DEPTH:
-                raise ScopesTooDeep(slim.names[first], depth)
-            missing = [scope]
-            while True:
-                j = missing[-1].rfind("/")
-                gid = group_of.get(missing[-1][:j] if j > 0 else "")
-                if gid is not None:
-                    break
-                missing.append(missing[-1][:j])
-            for name in reversed(missing):
-                names.append(name)
+            gid = known(up)
+            if gid is None:
+                gid = made(scope, first)
+            else:  # the usual case, inline: its parent is made
+                names.append(scope)
                 parents.append(gid)
                 firsts.append(first)
-                gid = group_of[name] = root.id + len(names)
+                gid = group_of[scope] = root.id + len(names)
         scope_group.append(gid)
     # 2. Every group's children: its ops and subgroups by the first op below each (GraphDef order)
     of_op = op_scopes.of_op
     main_ids = np.flatnonzero(of_op >= 0)
     op_group = np.array(scope_group + [-1], dtype=np.int64)[of_op]  # -1 (an embedding) picks the -1
     h.op_parent[:] = op_group.tolist()
-    holder = np.concatenate([op_group[main_ids], np.array(parents, dtype=np.int64)]) - root.id
+    parent_ids = np.array(parents, dtype=np.int64)
+    holder = np.concatenate([op_group[main_ids], parent_ids]) - root.id
     order = np.lexsort((np.concatenate([main_ids, np.array(firsts, dtype=np.int64)]), holder))
     child = np.concatenate([main_ids, np.arange(root.id + 1, root.id + 1 + len(names))])[order].tolist()
     ends = np.cumsum(np.bincount(holder, minlength=1 + len(names))).tolist()
@@ -112,13 +125,14 @@ def build_scopes(h: Hierarchy) -> None:
     # 3. The MetaNodes (C-level maps but for their constructor), then the few special labels
     ids = range(root.id + 1, root.id + 1 + len(names))
     labels = list(map(itemgetter(2), map(str.rpartition, names, repeat("/"))))
-    made = list(map(MetaNode, ids, names, labels, parents, map(child.__getitem__, map(slice, ends, ends[1:]))))
-    for k in compress(range(len(names)), map(str.startswith, names, repeat(FUNCTION_LIBRARY_PREFIX))):
-        if "/" not in names[k]:  # a top-level scope: a library function's group
-            made[k].function = fn = names[k][len(FUNCTION_LIBRARY_PREFIX):]
-            made[k].label = labels[k] = function_label(fn)
-    for k in compress(range(len(names)), map(str.__contains__, labels, repeat("()"))):
-        if _FUNCTION_CALL.match(labels[k]):
-            made[k].inferred = "source"
-    h.groups.extend(made)
+    groups = list(map(MetaNode, ids, names, labels, parents, map(child.__getitem__, map(slice, ends, ends[1:]))))
+    for k in np.flatnonzero(parent_ids == root.id).tolist():
+        if names[k].startswith(FUNCTION_LIBRARY_PREFIX):  # a library function's group
+            groups[k].function = fn = names[k][len(FUNCTION_LIBRARY_PREFIX):]
+            groups[k].label = labels[k] = function_label(fn)
+    if "()" in "\0".join(labels):  # a PyTorch function call's scope, maybe
+        for k in compress(range(len(names)), map(str.__contains__, labels, repeat("()"))):
+            if _FUNCTION_CALL.match(labels[k]):
+                groups[k].inferred = "source"
+    h.groups.extend(groups)
     h.group_index.update(zip(names, ids))
