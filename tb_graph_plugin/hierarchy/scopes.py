@@ -81,10 +81,15 @@ def build_scopes(h: Hierarchy) -> None:
     # 1. The tree: each scope and its ancestors not yet made, top-down, scopes in the order of
     # their first op (group ids as a walk of the ops in GraphDef order makes them); a group's
     # ``firsts`` entry is the first op below it, where it goes among its parent's children.
-    group_of: dict[str, int] = {"": root.id}
+    # Groups are indexed by name as they are made, "" standing for the root meanwhile (in a
+    # dict of their own when a scope is named like the root).
+    scope_names = op_scopes.names
+    own_index = ROOT_NAME in scope_names or any(map(str.startswith, scope_names, repeat(ROOT_NAME + "/")))
+    group_of = {} if own_index else h.group_index
+    group_of[""] = root.id
     known = group_of.get
     scope_group = []  # per scope code
-    names, parents, firsts = [], [], []  # per group made here, ids root.id + 1 ...
+    names, labels, parents, firsts = [], [], [], []  # per group made here, ids root.id + 1 ...
 
     def made(scope: str, first: int) -> int:
         """Make ``scope``'s group and its ancestors not made yet, top-down; return its id."""
@@ -93,13 +98,14 @@ def build_scopes(h: Hierarchy) -> None:
             missing.append(missing[-1].rpartition("/")[0])
         for name in reversed(missing):
             names.append(name)
+            labels.append(name.rpartition("/")[2])
             parents.append(gid)
             firsts.append(first)
             gid = group_of[name] = root.id + len(names)
         return gid
 
-    ups = map(itemgetter(0), map(str.rpartition, op_scopes.names, repeat("/")))
-    for scope, up, first in zip(op_scopes.names, ups, op_scopes.first_op.tolist()):
+    for scope, (up, _, label), first in zip(scope_names, map(str.rpartition, scope_names, repeat("/")),
+                                              op_scopes.first_op.tolist()):
         gid = known(scope)
         if gid is None:
             gid = known(up)
@@ -107,15 +113,17 @@ def build_scopes(h: Hierarchy) -> None:
                 gid = made(scope, first)
             else:  # the usual case, inline: its parent is made
                 names.append(scope)
+                labels.append(label)
                 parents.append(gid)
                 firsts.append(first)
                 gid = group_of[scope] = root.id + len(names)
         scope_group.append(gid)
+    del group_of[""]
     # 2. Every group's children: its ops and subgroups by the first op below each (GraphDef order)
     of_op = op_scopes.of_op
     main_ids = np.flatnonzero(of_op >= 0)
     op_group = np.array(scope_group + [-1], dtype=np.int64)[of_op]  # -1 (an embedding) picks the -1
-    h.op_parent[:] = op_group.tolist()
+    h.op_parent = op_group.tolist()
     parent_ids = np.array(parents, dtype=np.int64)
     holder = np.concatenate([op_group[main_ids], parent_ids]) - root.id
     order = np.lexsort((np.concatenate([main_ids, np.array(firsts, dtype=np.int64)]), holder))
@@ -124,7 +132,6 @@ def build_scopes(h: Hierarchy) -> None:
     root.children = child[:ends[0]]
     # 3. The MetaNodes (C-level maps but for their constructor), then the few special labels
     ids = range(root.id + 1, root.id + 1 + len(names))
-    labels = list(map(itemgetter(2), map(str.rpartition, names, repeat("/"))))
     groups = list(map(MetaNode, ids, names, labels, parents, map(child.__getitem__, map(slice, ends, ends[1:]))))
     for k in np.flatnonzero(parent_ids == root.id).tolist():
         if names[k].startswith(FUNCTION_LIBRARY_PREFIX):  # a library function's group
@@ -135,4 +142,5 @@ def build_scopes(h: Hierarchy) -> None:
             if _FUNCTION_CALL.match(labels[k]):
                 groups[k].inferred = "source"
     h.groups.extend(groups)
-    h.group_index.update(zip(names, ids))
+    if own_index:
+        h.group_index.update(zip(names, ids))

@@ -7,7 +7,8 @@ and ``a/b``; [TB-SRC] ``graph.ts``: a name that is also a namespace becomes ``A/
 renames from every ``/`` prefix of every MAIN op name; the groups by walking the MAIN ops in
 GraphDef order and making each missing scope, its ancestors first, when an op first needs it.
 Random names mix repeated segments (clashes, names written twice), leading and doubled ``/``,
-PyTorch function-call scopes (``f()``, ``g()@2``) and ``__function_library__`` scopes.
+PyTorch function-call scopes (``f()``, ``g()@2``), ``__function_library__`` scopes and scopes
+named like the root group (``__root__``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from tb_graph_plugin.hierarchy import scopes
 from tb_graph_plugin.hierarchy.model import Hierarchy, HierarchyOptions
 from tb_graph_plugin.wire import EmbeddingRole
 
-SEGMENTS = ["a", "b", "c", "f()", "g()@2", "__function_library__fn", ""]
+SEGMENTS = ["a", "b", "c", "f()", "g()@2", "__function_library__fn", "__root__", ""]
 CALL = re.compile(r"[A-Za-z_]\w*\(\)(@\d+)?")  # a PyTorch function call's scope (module docstring)
 
 
