@@ -73,19 +73,21 @@ def add_group(h: Hierarchy, name: str, label: str, parent: int, cls=MetaNode, **
 def build_scopes(h: Hierarchy) -> None:
     slim = h.slim
     op_scopes = slim.op_scopes
-    depths = list(map(str.count, op_scopes.names, repeat("/")))
-    if depths and max(depths) >= MAX_SCOPE_DEPTH:  # the first op in a scope too deep
-        k = next(k for k, d in enumerate(depths) if d >= MAX_SCOPE_DEPTH)
-        raise ScopesTooDeep(slim.names[op_scopes.first_op[k]], depths[k] + 1)
+    # a scope of MAX_SCOPE_DEPTH "/"s is as long at least: most graphs count none
+    if max(map(len, op_scopes.names), default=0) >= MAX_SCOPE_DEPTH:
+        depths = list(map(str.count, op_scopes.names, repeat("/")))
+        if max(depths) >= MAX_SCOPE_DEPTH:  # the first op in a scope too deep
+            k = next(k for k, d in enumerate(depths) if d >= MAX_SCOPE_DEPTH)
+            raise ScopesTooDeep(slim.names[op_scopes.first_op[k]], depths[k] + 1)
     root = add_group(h, ROOT_NAME, ROOT_NAME, -1)
     # 1. The tree: each scope and its ancestors not yet made, top-down, scopes in the order of
     # their first op (group ids as a walk of the ops in GraphDef order makes them); a group's
     # ``firsts`` entry is the first op below it, where it goes among its parent's children.
-    # Groups are indexed by name as they are made, "" standing for the root meanwhile (in a
-    # dict of their own when a scope is named like the root).
+    # Groups are indexed by name as they are made, "" standing for the root meanwhile and the
+    # root's own name for no group (a scope named like it takes the name, as ``add_group`` does).
     scope_names = op_scopes.names
-    own_index = ROOT_NAME in scope_names or any(map(str.startswith, scope_names, repeat(ROOT_NAME + "/")))
-    group_of = {} if own_index else h.group_index
+    group_of = h.group_index
+    group_of[ROOT_NAME] = None
     group_of[""] = root.id
     known = group_of.get
     scope_group = []  # per scope code
@@ -119,6 +121,8 @@ def build_scopes(h: Hierarchy) -> None:
                 gid = group_of[scope] = root.id + len(names)
         scope_group.append(gid)
     del group_of[""]
+    if group_of[ROOT_NAME] is None:
+        group_of[ROOT_NAME] = root.id
     # 2. Every group's children: its ops and subgroups by the first op below each (GraphDef order)
     of_op = op_scopes.of_op
     main_ids = np.flatnonzero(of_op >= 0)
@@ -142,5 +146,3 @@ def build_scopes(h: Hierarchy) -> None:
             if _FUNCTION_CALL.match(labels[k]):
                 groups[k].inferred = "source"
     h.groups.extend(groups)
-    if own_index:
-        h.group_index.update(zip(names, ids))
