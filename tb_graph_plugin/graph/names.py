@@ -1,4 +1,5 @@
-"""GraphDef -> SlimGraph phases 2 and 5: index names; rename ops that are also namespaces.
+"""GraphDef -> SlimGraph phases 2 and 6-8: index names; find the scope of each MAIN op; rename
+ops that are also namespaces; number the scopes.
 
 Follows the stock dashboard ([TB-SRC] ``tf_graph_common/graph.ts``, see
 docs/references.md): a node whose name ``A`` is also a namespace (another node is named
@@ -9,18 +10,24 @@ an op instead of becoming a group holding one op.
 
 ``index_names`` pre-condition: phase 1 done. Post-condition: ``slim.index`` maps every
 original name to its first op id; duplicates returned.
-``rename_namespace_clashes`` pre-condition: embeddings placed. Post-condition: no MAIN op
+``main_op_scopes`` pre-condition: embeddings placed, plumbing renamed. Returns the MAIN ops and
+the scope each is in (its name cut at the last ``/``), the one split of names the later
+phases share.
+``rename_namespace_clashes`` pre-condition: ``main_op_scopes``. Post-condition: no MAIN op
 name is a strict ``/`` prefix of another MAIN op name; ``slim.index`` also maps the new
-names.
+names; the scopes name the renamed MAIN ops' new scopes.
+``index_scopes`` pre-condition: the renames done. Post-condition: ``slim.op_scopes``
+(``model.OpScopes``) numbers the scopes of the final names.
 
-Cost: C-level passes (a dict insert per op; an ``rpartition`` per MAIN op and a set lookup per
-op); Python loops only over the distinct scopes holding MAIN ops and over the renamed ops.
+Cost: C-level passes (a dict insert per op; an ``rpartition`` and a dict ``setdefault`` per
+MAIN op; an ``rpartition`` per distinct scope); Python loops only over the renamed ops (and a
+set lookup per op when names were renamed by ``plumbing`` or written twice).
 """
 
 from __future__ import annotations
 
 from itertools import compress, count, repeat
-from operator import eq, itemgetter
+from operator import itemgetter
 
 import numpy as np
 
@@ -28,6 +35,8 @@ from tb_graph_plugin.graph.model import OpScopes, SlimGraph
 from tb_graph_plugin.wire import EmbeddingRole
 
 __all__ = ["index_names", "index_scopes", "main_op_scopes", "rename_namespace_clashes"]
+
+_IS_MAIN = bytes(int(role == EmbeddingRole.MAIN) for role in range(256))  # ``bytes.translate`` table
 
 
 def index_names(slim: SlimGraph, op_ids: list[int]) -> list[str]:
@@ -58,9 +67,9 @@ def main_op_scopes(slim: SlimGraph) -> tuple[np.ndarray, list[str]]:
     """The MAIN ops' ids (ascending) and the scope directly holding each, in that order: its
     name up to the last ``/`` (``""`` for a name with none, or with only a leading one). One
     ``rpartition`` per MAIN op, C-level."""
-    is_main = np.fromiter(slim.embedding, dtype=np.int8, count=slim.n_nodes) == EmbeddingRole.MAIN
-    scopes = list(map(itemgetter(0), map(str.rpartition, compress(slim.names, is_main.tolist()), repeat("/"))))
-    return np.flatnonzero(is_main), scopes
+    is_main = bytes(slim.embedding).translate(_IS_MAIN)  # a byte per op, C-level: 1 for a MAIN op
+    scopes = list(map(itemgetter(0), map(str.rpartition, compress(slim.names, is_main), repeat("/"))))
+    return np.flatnonzero(np.frombuffer(is_main, dtype=np.uint8)), scopes
 
 
 def rename_namespace_clashes(slim: SlimGraph, main_ids: np.ndarray, scopes: list[str]) -> int:

@@ -7,11 +7,19 @@ create metanodes 'a' and 'a/b'"). Function library nodes
 rnn_while_body_72``): the group name's common ``__function_library__`` head made every such label
 read the same once cut to its box.
 
-Pre-condition: a SlimGraph whose names are normalized (no op name is also a scope).
+Pre-condition: a SlimGraph whose names are normalized (no op name is also a scope) and whose
+``op_scopes`` number each MAIN op's scope (``graph.names.index_scopes``).
 Post-condition: group 0 is the root ``__root__``; every MAIN op is in exactly one group's
 ``children`` and ``h.op_parent`` names that group; embedding ops are in no ``children``
-list; children keep GraphDef order; ``h.group_index`` maps every group name to its id; no
-group is more than ``MAX_SCOPE_DEPTH`` scopes deep, else ``ScopesTooDeep`` is raised.
+list; children keep GraphDef order (a subgroup where the first op below it is); group ids in
+the order a walk of the MAIN ops in GraphDef order first needs each scope, ancestors first;
+``h.group_index`` maps every group name to its id; no group is more than ``MAX_SCOPE_DEPTH``
+scopes deep, else ``ScopesTooDeep`` is raised (naming the first op in a scope too deep).
+
+Cost: no pass over names per op: a Python step per distinct scope (its parent from one
+``rpartition``) and per group made (its ``MetaNode``), then numpy passes over the MAIN ops (their
+group from their scope's code; every group's children by one ``lexsort`` on (holder, first op
+below)).
 
 The depth limit: the later phases and the layout walk the tree by recursion, one or two Python
 frames per level (Python's default limit is 1000 frames); a name of 1,000 scopes, which only a
@@ -22,12 +30,10 @@ from __future__ import annotations
 
 import re
 from itertools import compress, repeat
-from operator import itemgetter
 
 import numpy as np
 
 from tb_graph_plugin.graph.model import FUNCTION_LIBRARY_PREFIX
-from tb_graph_plugin.wire import EmbeddingRole
 from tb_graph_plugin.hierarchy.model import ROOT_NAME, Hierarchy, MetaNode
 
 __all__ = ["add_group", "build_scopes", "function_label", "MAX_SCOPE_DEPTH", "ScopesTooDeep"]
@@ -71,6 +77,8 @@ def add_group(h: Hierarchy, name: str, label: str, parent: int, cls=MetaNode, **
 
 
 def build_scopes(h: Hierarchy) -> None:
+    """Make the root, a group per scope of ``h.slim.op_scopes`` and per ancestor of one, and
+    place every MAIN op (module docstring)."""
     slim = h.slim
     op_scopes = slim.op_scopes
     # a scope of MAX_SCOPE_DEPTH "/"s is as long at least: most graphs count none
