@@ -8,8 +8,10 @@ The pipeline is the list :data:`PIPELINE`, in order (each step timed into ``slim
 4. ``embeddings.place_embeddings`` embeddings beside their op, base edges
 5. ``plumbing.place_plumbing``  PyTorch tuple/list plumbing renamed into its producers' scope
    (when ``options.place_plumbing``)
-6. ``names.rename_namespace_clashes``  ``A`` -> ``A/(A)`` when ``A`` is also a namespace
+6. ``names.main_op_scopes``    the scope directly holding each MAIN op (its name cut at the last ``/``)
+7. ``names.rename_namespace_clashes``  ``A`` -> ``A/(A)`` when ``A`` is also a namespace
    (when ``options.rename_namespace_clashes``)
+8. ``names.index_scopes``      those scopes numbered: ``slim.op_scopes``, what ``hierarchy.scopes`` reads
 
 Example::
 
@@ -77,6 +79,7 @@ class _Build:
     raw_edges: Optional[tuple] = None  # edge columns before embeddings are placed
     op_ids: Optional[list] = None  # ``list(range(n_nodes))``: one int object per op id, shared by the
     # name index and the edge and embedding columns (``index`` -> ``embeddings``; 32 bytes per mention saved)
+    main_scopes: Optional[tuple] = None  # MAIN op ids and the scope of each (``main_scopes`` -> ``op_scopes``)
 
 
 def _read_nodes(b: _Build) -> None:
@@ -98,13 +101,25 @@ def _place_embeddings(b: _Build) -> None:
     b.raw_edges = b.op_ids = None
 
 
+def _main_op_scopes(b: _Build) -> None:
+    b.main_scopes = names.main_op_scopes(b.slim)
+
+
+def _index_scopes(b: _Build) -> None:
+    names.index_scopes(b.slim, *b.main_scopes)
+    b.main_scopes = None
+
+
 PIPELINE: Pipeline[_Build] = Pipeline("graph", [
     Step("nodes", _read_nodes),
     Step("index", _index_names),
     Step("edges", _read_edges),
     Step("embeddings", _place_embeddings),
     Step("plumbing", lambda b: plumbing.place_plumbing(b.slim), when=lambda b: b.options.place_plumbing),
-    Step("rename", lambda b: names.rename_namespace_clashes(b.slim), when=lambda b: b.options.rename_namespace_clashes),
+    Step("main_scopes", _main_op_scopes),
+    Step("rename", lambda b: names.rename_namespace_clashes(b.slim, *b.main_scopes),
+         when=lambda b: b.options.rename_namespace_clashes),
+    Step("op_scopes", _index_scopes),
 ])
 
 

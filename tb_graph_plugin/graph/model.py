@@ -27,12 +27,18 @@ Embeddings
     owner (stock: "move the inputs of the in-embedding into incoming edges of the main
     node"); edges between embeddings / from an embedding to its consumers are kept in
     ``embedding_edges`` for the info pane.
+
+Scopes
+    ``op_scopes`` numbers the scope directly holding each MAIN op (its normalized name up to the
+    last ``/``), so the hierarchy's scope phase splits no name again (:class:`OpScopes`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Optional, Union
+
+import numpy as np
 
 from tb_graph_plugin.graph.node_defs import NodeDefs
 from tb_graph_plugin.pipeline import Timings
@@ -46,6 +52,7 @@ __all__ = [
     "DanglingInput",
     "MODULE_REFERENCE_OPS",
     "FunctionInfo",
+    "OpScopes",
     "SlimGraph",
 ]
 
@@ -145,6 +152,22 @@ class FunctionInfo:
     output_arg_ids: list[int] = dataclasses.field(default_factory=list)
 
 
+@dataclasses.dataclass
+class OpScopes:
+    """The scope directly holding each MAIN op, numbered (``graph.names.index_scopes``): a MAIN op
+    named ``a/b/c`` is in scope ``a/b``; one named ``c`` or ``/c`` in scope ``""`` (the root's).
+
+    Invariants: ``names`` are distinct and in the order of their first op (``first_op`` ascends);
+    ``of_op[i]`` is ``-1`` exactly when op ``i`` is an embedding; ``names[of_op[i]]`` is
+    ``slim.names[i]`` cut at its last ``/`` (``""`` when that ``/`` is the first character or
+    there is none).
+    """
+
+    names: list[str] = dataclasses.field(default_factory=list)  # distinct scopes of MAIN ops
+    of_op: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))  # int32 per op id
+    first_op: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))  # op id per scope
+
+
 NodeRef = Union[int, str]
 
 
@@ -154,7 +177,8 @@ class SlimGraph:
     Per-op columns (index = op id): ``names``, ``original_names``, ``ops``, ``devices``,
     ``xla_clusters``, ``output_shapes``, ``embedding``, ``owner``, ``node_defs`` (the source
     ``NodeDef`` or None for synthetic nodes, for attrs in the info pane: a ``graph.node_defs.NodeDefs``,
-    a worker keeps each node's encoding and parses it when asked), ``functions_of``.
+    a worker keeps each node's encoding and parses it when asked), ``functions_of``; and
+    ``op_scopes`` (:class:`OpScopes`: each MAIN op's scope as an int32 column of codes).
 
     Per-edge columns (index = edge id): ``edge_src``, ``edge_dst``, ``edge_kind``,
     ``edge_output``, ``edge_size``. Kinds and roles are plain ints of ``wire.EdgeKindCode`` and
@@ -187,6 +211,7 @@ class SlimGraph:
         self.dangling: list[DanglingInput] = []
         self.duplicate_names: list[str] = []  # NodeDef names seen twice (first one kept)
         self.functions: dict[str, FunctionInfo] = {}
+        self.op_scopes: OpScopes = OpScopes()  # graph.names.index_scopes, after the renames
         self.has_shape_info: bool = False
         self.timings: Timings = Timings()  # seconds per pipeline step (graph.PIPELINE)
 

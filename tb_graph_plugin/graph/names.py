@@ -1,4 +1,5 @@
-"""GraphDef -> SlimGraph phases 2 and 5: index names; rename ops that are also namespaces.
+"""GraphDef -> SlimGraph phases 2 and 6-8: index names; find the scope of each MAIN op; rename
+ops that are also namespaces; number the scopes.
 
 Follows the stock dashboard ([TB-SRC] ``tf_graph_common/graph.ts``, see
 docs/references.md): a node whose name ``A`` is also a namespace (another node is named
@@ -9,25 +10,33 @@ an op instead of becoming a group holding one op.
 
 ``index_names`` pre-condition: phase 1 done. Post-condition: ``slim.index`` maps every
 original name to its first op id; duplicates returned.
-``rename_namespace_clashes`` pre-condition: embeddings placed. Post-condition: no MAIN op
+``main_op_scopes`` pre-condition: embeddings placed, plumbing renamed. Returns the MAIN ops and
+the scope each is in (its name cut at the last ``/``), the one split of names the later
+phases share.
+``rename_namespace_clashes`` pre-condition: ``main_op_scopes``. Post-condition: no MAIN op
 name is a strict ``/`` prefix of another MAIN op name; ``slim.index`` also maps the new
-names.
+names; the scopes name the renamed MAIN ops' new scopes.
+``index_scopes`` pre-condition: the renames done. Post-condition: ``slim.op_scopes``
+(``model.OpScopes``) numbers the scopes of the final names.
 
-Cost: C-level passes (a dict insert per op; an ``rpartition`` per MAIN op and a set lookup per
-op); Python loops only over the distinct scopes holding MAIN ops and over the renamed ops.
+Cost: C-level passes (a dict insert per op; an ``rpartition`` and a dict ``setdefault`` per
+MAIN op; an ``rpartition`` per distinct scope); Python loops only over the renamed ops (and a
+set lookup per op when names were renamed by ``plumbing`` or written twice).
 """
 
 from __future__ import annotations
 
-from itertools import compress, repeat
-from operator import eq, itemgetter
+from itertools import compress, count, repeat
+from operator import itemgetter
 
 import numpy as np
 
-from tb_graph_plugin.graph.model import SlimGraph
+from tb_graph_plugin.graph.model import OpScopes, SlimGraph
 from tb_graph_plugin.wire import EmbeddingRole
 
-__all__ = ["index_names", "rename_namespace_clashes"]
+__all__ = ["index_names", "index_scopes", "main_op_scopes", "rename_namespace_clashes"]
+
+_IS_MAIN = bytes(int(role == EmbeddingRole.MAIN) for role in range(256))  # ``bytes.translate`` table
 
 
 def index_names(slim: SlimGraph, op_ids: list[int]) -> list[str]:
@@ -54,28 +63,59 @@ def index_names(slim: SlimGraph, op_ids: list[int]) -> list[str]:
     return duplicates
 
 
-def rename_namespace_clashes(slim: SlimGraph) -> int:
+def main_op_scopes(slim: SlimGraph) -> tuple[np.ndarray, list[str]]:
+    """The MAIN ops' ids (ascending) and the scope directly holding each, in that order: its
+    name up to the last ``/`` (``""`` for a name with none, or with only a leading one). One
+    ``rpartition`` per MAIN op, C-level."""
+    is_main = bytes(slim.embedding).translate(_IS_MAIN)  # a byte per op, C-level: 1 for a MAIN op
+    scopes = list(map(itemgetter(0), map(str.rpartition, compress(slim.names, is_main), repeat("/"))))
+    return np.flatnonzero(np.frombuffer(is_main, dtype=np.uint8)), scopes
+
+
+def rename_namespace_clashes(slim: SlimGraph, main_ids: np.ndarray, scopes: list[str]) -> int:
+    """Rename every op (MAIN or embedding) whose name is a namespace of MAIN ops; return how many.
+    ``main_ids, scopes``: :func:`main_op_scopes`; a renamed MAIN op's entry in ``scopes`` becomes
+    its former name (the scope now holding it)."""
     names = slim.names
-    # the scopes directly holding a MAIN op (C-level: ``rpartition`` gives "" for a name without
-    # one), then all their ancestors
-    is_main = map(eq, slim.embedding, repeat(EmbeddingRole.MAIN))
-    parents = set(map(itemgetter(0), map(str.rpartition, compress(names, is_main), repeat("/"))))
-    parents.discard("")
-    namespaces = set()
-    for scope in parents:
-        j = len(scope)
-        while j > 0:
-            prefix = scope[:j]
-            if prefix in namespaces:
-                break
-            namespaces.add(prefix)
-            j = scope.rfind("/", 0, j)
-    if namespaces.isdisjoint(names):  # the usual case: one C-level pass
+    # the scopes directly holding a MAIN op, then their ancestors a level at a time (C-level
+    # ``rpartition``s over the scopes found new at the level below)
+    namespaces = set(scopes)
+    namespaces.discard("")
+    found = namespaces
+    while found:
+        found = set(map(itemgetter(0), map(str.rpartition, found, repeat("/")))).difference(namespaces)
+        found.discard("")
+        namespaces |= found
+    if not slim.duplicate_names and names == slim.original_names:
+        # names as written, each once: ``slim.index`` finds the op of a name (a lookup per namespace)
+        found = set(map(slim.index.get, namespaces))
+        found.discard(None)
+        clashes = np.array(sorted(found), dtype=np.int64)
+    else:  # a name renamed by ``plumbing``, or written twice: every name is looked up
+        clashes = np.flatnonzero(np.fromiter(map(namespaces.__contains__, names), dtype=bool, count=len(names)))
+    if not len(clashes):
         return 0
-    clashes = np.flatnonzero(np.fromiter(map(namespaces.__contains__, names), dtype=bool, count=len(names))).tolist()
-    for i in clashes:
+    at = np.searchsorted(main_ids, clashes)  # where each renamed op is among the MAIN ops, if one
+    is_main = main_ids[np.minimum(at, len(main_ids) - 1)] == clashes if len(main_ids) else np.zeros(0, bool)
+    for i, main, k in zip(clashes.tolist(), is_main.tolist(), at.tolist()):
         name = names[i]
+        if main:
+            scopes[k] = name
         leaf = name[name.rfind("/") + 1:]
         names[i] = f"{name}/({leaf})"
         slim.index.setdefault(names[i], i)
     return len(clashes)
+
+
+def index_scopes(slim: SlimGraph, main_ids: np.ndarray, scopes: list[str]) -> None:
+    """Fill ``slim.op_scopes`` (``model.OpScopes``) from :func:`main_op_scopes`' answer (after
+    the renames). A dict ``setdefault`` per MAIN op (C-level), then numpy passes."""
+    first: dict[str, int] = {}
+    # each MAIN op's scope as the position among MAIN ops of that scope's first op
+    at = np.fromiter(map(first.setdefault, scopes, count()), dtype=np.int64, count=len(scopes))
+    firsts = np.fromiter(first.values(), dtype=np.int64, count=len(first))  # ascending
+    code = np.zeros(len(scopes), dtype=np.int32)
+    code[firsts] = np.arange(len(firsts), dtype=np.int32)
+    of_op = np.full(slim.n_nodes, -1, dtype=np.int32)
+    of_op[main_ids] = code[at]
+    slim.op_scopes = OpScopes(list(first), of_op, main_ids[firsts])

@@ -7,11 +7,19 @@ create metanodes 'a' and 'a/b'"). Function library nodes
 rnn_while_body_72``): the group name's common ``__function_library__`` head made every such label
 read the same once cut to its box.
 
-Pre-condition: a SlimGraph whose names are normalized (no op name is also a scope).
+Pre-condition: a SlimGraph whose names are normalized (no op name is also a scope) and whose
+``op_scopes`` number each MAIN op's scope (``graph.names.index_scopes``).
 Post-condition: group 0 is the root ``__root__``; every MAIN op is in exactly one group's
 ``children`` and ``h.op_parent`` names that group; embedding ops are in no ``children``
-list; children keep GraphDef order; ``h.group_index`` maps every group name to its id; no
-group is more than ``MAX_SCOPE_DEPTH`` scopes deep, else ``ScopesTooDeep`` is raised.
+list; children keep GraphDef order (a subgroup where the first op below it is); group ids in
+the order a walk of the MAIN ops in GraphDef order first needs each scope, ancestors first;
+``h.group_index`` maps every group name to its id; no group is more than ``MAX_SCOPE_DEPTH``
+scopes deep, else ``ScopesTooDeep`` is raised (naming the first op in a scope too deep).
+
+Cost: no pass over names per op: a Python step per distinct scope (its parent from one
+``rpartition``) and per group made (its ``MetaNode``), then numpy passes over the MAIN ops (their
+group from their scope's code; every group's children by one ``lexsort`` on (holder, first op
+below)).
 
 The depth limit: the later phases and the layout walk the tree by recursion, one or two Python
 frames per level (Python's default limit is 1000 frames); a name of 1,000 scopes, which only a
@@ -21,9 +29,11 @@ hostile file writes (real models nest 5-30), ended in ``RecursionError``.
 from __future__ import annotations
 
 import re
+from itertools import compress, repeat
+
+import numpy as np
 
 from tb_graph_plugin.graph.model import FUNCTION_LIBRARY_PREFIX
-from tb_graph_plugin.wire import EmbeddingRole
 from tb_graph_plugin.hierarchy.model import ROOT_NAME, Hierarchy, MetaNode
 
 __all__ = ["add_group", "build_scopes", "function_label", "MAX_SCOPE_DEPTH", "ScopesTooDeep"]
@@ -67,46 +77,80 @@ def add_group(h: Hierarchy, name: str, label: str, parent: int, cls=MetaNode, **
 
 
 def build_scopes(h: Hierarchy) -> None:
+    """Make the root, a group per scope of ``h.slim.op_scopes`` and per ancestor of one, and
+    place every MAIN op (module docstring)."""
     slim = h.slim
-    n = h.n_ops
+    op_scopes = slim.op_scopes
+    # a scope of MAX_SCOPE_DEPTH "/"s is as long at least: most graphs count none
+    if max(map(len, op_scopes.names), default=0) >= MAX_SCOPE_DEPTH:
+        depths = list(map(str.count, op_scopes.names, repeat("/")))
+        if max(depths) >= MAX_SCOPE_DEPTH:  # the first op in a scope too deep
+            k = next(k for k, d in enumerate(depths) if d >= MAX_SCOPE_DEPTH)
+            raise ScopesTooDeep(slim.names[op_scopes.first_op[k]], depths[k] + 1)
     root = add_group(h, ROOT_NAME, ROOT_NAME, -1)
-    scope_ids: dict[str, int] = {"": root.id}
-    groups = h.groups
-    op_parent = h.op_parent
+    # 1. The tree: each scope and its ancestors not yet made, top-down, scopes in the order of
+    # their first op (group ids as a walk of the ops in GraphDef order makes them); a group's
+    # ``firsts`` entry is the first op below it, where it goes among its parent's children.
+    # Groups are indexed by name as they are made, "" standing for the root meanwhile and the
+    # root's own name for no group (a scope named like it takes the name, as ``add_group`` does).
+    scope_names = op_scopes.names
+    group_of = h.group_index
+    group_of[ROOT_NAME] = None
+    group_of[""] = root.id
+    known = group_of.get
+    scope_group = []  # per scope code
+    names, labels, parents, firsts = [], [], [], []  # per group made here, ids root.id + 1 ...
 
-    def scope_id(scope: str) -> int:
-        gid = scope_ids.get(scope)
-        if gid is not None:
-            return gid
-        j = scope.rfind("/")
-        parent = scope_id(scope[:j] if j > 0 else "")
-        label = scope[j + 1:]
-        fn = None
-        if j < 0 and label.startswith(FUNCTION_LIBRARY_PREFIX):
-            fn = label[len(FUNCTION_LIBRARY_PREFIX):]
-            label = function_label(fn)
-        g = add_group(h, scope, label, parent, function=fn,
-                      inferred="source" if _FUNCTION_CALL.match(label) else "")
-        groups[parent - n].children.append(g.id)
-        scope_ids[scope] = g.id
-        return g.id
+    def made(scope: str, first: int) -> int:
+        """Make ``scope``'s group and its ancestors not made yet, top-down; return its id."""
+        missing = [scope]
+        while (gid := known(missing[-1].rpartition("/")[0])) is None:
+            missing.append(missing[-1].rpartition("/")[0])
+        for name in reversed(missing):
+            names.append(name)
+            labels.append(name.rpartition("/")[2])
+            parents.append(gid)
+            firsts.append(first)
+            gid = group_of[name] = root.id + len(names)
+        return gid
 
-    embedding, main = slim.embedding, EmbeddingRole.MAIN
-    known = scope_ids.get
-    root_id = root.id
-    for i, name in enumerate(slim.names):
-        if embedding[i] != main:
-            continue
-        j = name.rfind("/")
-        if j > 0:
-            scope = name[:j]
-            gid = known(scope)
+    for scope, (up, _, label), first in zip(scope_names, map(str.rpartition, scope_names, repeat("/")),
+                                              op_scopes.first_op.tolist()):
+        gid = known(scope)
+        if gid is None:
+            gid = known(up)
             if gid is None:
-                depth = scope.count("/") + 1
-                if depth > MAX_SCOPE_DEPTH:  # scope_id recurses once per level
-                    raise ScopesTooDeep(name, depth)
-                gid = scope_id(scope)
-        else:
-            gid = root_id
-        groups[gid - n].children.append(i)
-        op_parent[i] = gid
+                gid = made(scope, first)
+            else:  # the usual case, inline: its parent is made
+                names.append(scope)
+                labels.append(label)
+                parents.append(gid)
+                firsts.append(first)
+                gid = group_of[scope] = root.id + len(names)
+        scope_group.append(gid)
+    del group_of[""]
+    if group_of[ROOT_NAME] is None:
+        group_of[ROOT_NAME] = root.id
+    # 2. Every group's children: its ops and subgroups by the first op below each (GraphDef order)
+    of_op = op_scopes.of_op
+    main_ids = np.flatnonzero(of_op >= 0)
+    op_group = np.array(scope_group + [-1], dtype=np.int64)[of_op]  # -1 (an embedding) picks the -1
+    h.op_parent = op_group.tolist()
+    parent_ids = np.array(parents, dtype=np.int64)
+    holder = np.concatenate([op_group[main_ids], parent_ids]) - root.id
+    order = np.lexsort((np.concatenate([main_ids, np.array(firsts, dtype=np.int64)]), holder))
+    child = np.concatenate([main_ids, np.arange(root.id + 1, root.id + 1 + len(names))])[order].tolist()
+    ends = np.cumsum(np.bincount(holder, minlength=1 + len(names))).tolist()
+    root.children = child[:ends[0]]
+    # 3. The MetaNodes (C-level maps but for their constructor), then the few special labels
+    ids = range(root.id + 1, root.id + 1 + len(names))
+    groups = list(map(MetaNode, ids, names, labels, parents, map(child.__getitem__, map(slice, ends, ends[1:]))))
+    for k in np.flatnonzero(parent_ids == root.id).tolist():
+        if names[k].startswith(FUNCTION_LIBRARY_PREFIX):  # a library function's group
+            groups[k].function = fn = names[k][len(FUNCTION_LIBRARY_PREFIX):]
+            groups[k].label = labels[k] = function_label(fn)
+    if "()" in "\0".join(labels):  # a PyTorch function call's scope, maybe
+        for k in compress(range(len(names)), map(str.__contains__, labels, repeat("()"))):
+            if _FUNCTION_CALL.match(labels[k]):
+                groups[k].inferred = "source"
+    h.groups.extend(groups)
