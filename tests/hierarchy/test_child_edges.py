@@ -16,6 +16,7 @@ from tb_graph_plugin.hierarchy.dataflow import Contraction, series_shape, topolo
 from tb_graph_plugin.hierarchy.placement import ChildEdges
 from tb_graph_plugin.hierarchy.wide import WideContraction, distinct
 from tb_graph_plugin.hierarchy.model import Hierarchy
+from tests.hierarchy.random_dags import draw_dag
 
 
 @pytest.mark.parametrize("kind", ["keras_resnet50_trace", "keras_inceptionv3_trace", "keras_xception_trace",
@@ -46,13 +47,8 @@ def test_edges_placed_before_the_grouping_phases_answer_for_every_group_after_th
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_wide_contraction_decides_as_contraction(data):
-    n = data.draw(st.integers(2, 30))
-    succ = [set() for _ in range(n)]
-    for j in range(1, n):
-        for i in data.draw(st.lists(st.integers(0, j - 1), max_size=3, unique=True)):
-            succ[i].add(j)
-    perm = data.draw(st.permutations(range(n)))  # positions need not be in topological order
-    succ = [{perm[j] for j in succ[perm.index(k)]} for k in range(n)]
+    succ = draw_dag(data)
+    n = len(succ)
     pairs = distinct(np.asarray([k * n + j for k, s in enumerate(succ) for j in s], dtype=np.int64))
     wide = WideContraction(pairs, n, np.asarray(topological_rank(succ), dtype=np.int64))
     plain = Contraction(succ)

@@ -14,6 +14,7 @@ from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy
 from tb_graph_plugin.hierarchy.dataflow import (Contraction, graph_from_metaedges, is_acyclic, series_shape,
                                               strong_components)
 from tests.hierarchy.invariants import check_invariants
+from tests.hierarchy.random_dags import draw_dag
 
 _PATTERNS = [
     lambda a, b: f"layer_{a}_{('attention', 'norm', 'ffn')[b % 3]}",
@@ -168,13 +169,8 @@ def test_regression_glue_inside_a_stage_goes_into_the_block_it_sits_in():
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_contraction_bounded_by_rank_decides_as_the_full_search(data):
-    n = data.draw(st.integers(2, 30))
-    succ = [set() for _ in range(n)]
-    for j in range(1, n):
-        for i in data.draw(st.lists(st.integers(0, j - 1), max_size=3, unique=True)):
-            succ[i].add(j)
-    perm = data.draw(st.permutations(range(n)))  # positions need not be in topological order
-    succ = [{perm[j] for j in succ[perm.index(k)]} for k in range(n)]
+    succ = draw_dag(data)
+    n = len(succ)
     free = list(range(n))
     proposals = []
     while len(free) >= 2 and len(proposals) < 6:
