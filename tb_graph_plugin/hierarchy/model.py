@@ -370,15 +370,29 @@ class Hierarchy:
         return name[name.rfind("/") + 1:]
 
     def leaf_ops(self, ref: NodeRef) -> Iterator[int]:
-        """Main op ids inside a group, recursively (depth-first, children order)."""
-        stack = [self.id_of(ref)]
+        """Main op ids inside a group, recursively (depth-first, children order); an op: itself.
+        A group holding only ops is taken whole (most do)."""
+        i = self.id_of(ref)
         n = self.n_ops
+        if i < n:
+            return iter((i,))
+        groups = self.groups
+        out: list[int] = []
+        stack = [iter(groups[i - n].children)]
         while stack:
-            i = stack.pop()
-            if i < n:
-                yield i
+            for c in stack[-1]:
+                if c < n:
+                    out.append(c)
+                    continue
+                children = groups[c - n].children
+                if children and max(children) < n:
+                    out.extend(children)
+                else:
+                    stack.append(iter(children))
+                    break
             else:
-                stack.extend(reversed(self.groups[i - n].children))
+                stack.pop()
+        return iter(out)
 
     def walk_groups(self) -> Iterator[MetaNode]:
         """Groups in pre-order from the root."""

@@ -89,23 +89,7 @@ def histograms(h: Hierarchy, gid: int) -> Histograms:
     found = memo.found.get(gid)
     if found is not None:
         return found
-    n = h.n_ops
-    groups = h.groups
-    below: list[int] = []  # the ops below, in pre-order of the children
-    stack = [iter(groups[gid - n].children)]
-    while stack:
-        for c in stack[-1]:
-            if c < n:
-                below.append(c)
-                continue
-            children = groups[c - n].children
-            if children and max(children) < n:  # most groups hold ops only
-                below.extend(children)
-            else:
-                stack.append(iter(children))
-                break
-        else:
-            stack.pop()
+    below = list(h.leaf_ops(gid))  # in pre-order of the children
     slim = h.slim
     found = Histograms(_counts(slim.ops, below),
                        _counts(slim.devices, below, True) if memo.any_device else {},
