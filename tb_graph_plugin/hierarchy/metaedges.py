@@ -85,9 +85,9 @@ def build_metaedges(h: Hierarchy) -> None:
     base_start = np.concatenate([[0], np.cumsum(row_counts)])
     take = np.repeat(starts[by_owner] - base_start[:-1], row_counts) + np.arange(int(base_start[-1]))
     table = MetaEdgeTable(a[heads][by_owner], b[heads][by_owner], kind_of[by_owner], sizes[by_owner],
-                          n_control[by_owner], n_reference[by_owner], members[take], base_start,
-                          dict(zip(owner_ids.tolist(), owner_starts.tolist())))
+                          n_control[by_owner], n_reference[by_owner], members[take], base_start, {})
     for g_id, lo, hi in zip(owner_ids.tolist(), owner_starts.tolist(), owner_starts[1:].tolist() + [len(keys)]):
+        table.rows[g_id + n] = (lo, hi)
         groups[g_id].set_metaedge_rows(table, lo, hi)
     for g_id in np.unique(owners[n_control != counts]).tolist():
         groups[g_id].has_non_control_edges = True

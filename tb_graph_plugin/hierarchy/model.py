@@ -201,7 +201,7 @@ class SeriesNode(MetaNode):
 @dataclasses.dataclass
 class MetaEdgeTable:
     """Every MetaEdge as columns (``metaedges.build_metaedges``), group after group: group ``g``'s
-    are rows ``start[g]`` on, in ``g.metaedges`` order. The templates' hash reads the columns; a
+    are rows ``rows[g]`` (first, end), in ``g.metaedges`` order. The templates' hash reads the columns; a
     group's MetaEdge objects are made from its rows when first read (``MetaNode.metaedges``)."""
 
     src: Any  # int64 array: hierarchy ids
@@ -212,7 +212,7 @@ class MetaEdgeTable:
     n_reference: Any
     base_edges: Any  # int64 array: every row's base edge ids, row after row
     base_start: Any  # int64 array (rows + 1): row r's base edges are base_edges[base_start[r]:base_start[r + 1]]
-    start: dict  # group index (id - n_ops) -> first row; groups without metaedges absent
+    rows: dict  # group id -> (first row, end row); groups without metaedges absent
 
     def make(self, first: int, end: int) -> list[MetaEdge]:
         """The MetaEdge objects of rows ``first .. end - 1``."""

@@ -114,20 +114,9 @@ def build_scopes(h: Hierarchy) -> None:
             gid = group_of[name] = root.id + len(names)
         return gid
 
-    for scope, (up, _, label), first in zip(scope_names, map(str.rpartition, scope_names, repeat("/")),
-                                              op_scopes.first_op.tolist()):
+    for scope, first in zip(scope_names, op_scopes.first_op.tolist()):
         gid = known(scope)
-        if gid is None:
-            gid = known(up)
-            if gid is None:
-                gid = made(scope, first)
-            else:  # the usual case, inline: its parent is made
-                names.append(scope)
-                labels.append(label)
-                parents.append(gid)
-                firsts.append(first)
-                gid = group_of[scope] = root.id + len(names)
-        scope_group.append(gid)
+        scope_group.append(made(scope, first) if gid is None else gid)
     del group_of[""]
     if group_of[ROOT_NAME] is None:
         group_of[ROOT_NAME] = root.id

@@ -101,13 +101,10 @@ class _TableEdges:
         pos[flat] = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         self.src, self.dst = pos[table.src], pos[table.dst]
         packed = (self.src * (int(lengths.max()) + 1) + self.dst) * 4 + table.kind
-        starts = sorted(table.start.items(), key=lambda kv: kv[1])
-        ends = [lo for _, lo in starts[1:]] + [len(packed)]
-        self.rows = {g + h.n_ops: (lo, hi) for (g, lo), hi in zip(starts, ends)}
-        self.keys = {gid: packed[lo:hi].tobytes() for gid, (lo, hi) in self.rows.items()}
+        self.keys = {gid: packed[lo:hi].tobytes() for gid, (lo, hi) in table.rows.items()}
 
     def edges(self, gid: int) -> tuple:
-        lo, hi = self.rows[gid]
+        lo, hi = self.table.rows[gid]
         return tuple(zip(self.src[lo:hi].tolist(), self.dst[lo:hi].tolist(),
                          map(_KIND_OF_CODE.__getitem__, self.table.kind[lo:hi].tolist())))
 
