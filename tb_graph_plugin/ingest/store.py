@@ -134,8 +134,9 @@ class GraphStore:
         """The serialized GraphDef of ``ref``, as a worker takes it: where the blob already
         holds it (a run graph; a trace of one function graph, cut out of its RunMetadata by
         ``run_metadata.single_graph_bytes``) the bytes are not parsed here at all, and the
-        worker's parse is the only one (it also checks ``max_ops``). Otherwise the GraphDef
-        of ``graph_def`` serialized."""
+        worker's parse is the only one (it also checks ``max_ops``). A trace of several
+        function graphs: merged from that same read, and the merged bytes kept. Otherwise the
+        GraphDef of ``graph_def`` serialized, and kept."""
         if ref.kind == wire.GraphKind.PROFILE and ref.run != metadata.UPLOAD_RUN:
             return self._profile_source(ctx, experiment_id, ref, self.graph_bytes)
         if ref.kind == wire.GraphKind.OP and ref.run != metadata.UPLOAD_RUN:
@@ -145,10 +146,18 @@ class GraphStore:
             if ref.tag == metadata.RUN_GRAPH_TAG:
                 return blobs.read_blob(self._provider, ctx, experiment_id, (metadata.RUN_GRAPH,), ref.run,
                                        ref.tag, ref.step)
+            key = ("graph_bytes", experiment_id, ref.run, ref.tag, ref.kind, ref.step)
+            merged = self._cache.get(key)  # a trace of several function graphs, merged before
+            if merged is not None:
+                return merged
             blob = blobs.read_blob(self._provider, ctx, experiment_id, _OP_GRAPH_NAMES, ref.run, ref.tag, ref.step)
             single = run_metadata.single_graph_bytes(blob)
             if single is not None:
                 return single
+            # Merged from this blob (not read again through ``graph_def``); only the bytes kept.
+            what = _describe(ref.run, ref.tag, ref.step)
+            return self._cache.get_or_load(key, lambda: run_metadata.merge_function_graphs(
+                run_metadata.parse_run_metadata(blob, what), what).SerializeToString())
         key = ("graph_bytes", experiment_id, ref.run, ref.tag, ref.kind, ref.step)
         return self._cache.get_or_load(key, lambda: self.graph_def(ctx, experiment_id, ref).SerializeToString())
 

@@ -44,6 +44,26 @@ def test_graph_bytes_of_a_run_graph_are_not_copied(real_logs):
     assert keras.graph_bytes(CTX, "", conceptual) is keras.graph_bytes(CTX, "", conceptual)
 
 
+def test_merged_trace_is_read_once_and_its_bytes_kept(real_logs, monkeypatch):
+    """A trace of several function graphs is merged from one read of its blob; the merged bytes
+    are kept, so a second request reads nothing (the merge is the stock one: ``graph_N/``)."""
+    from tb_graph_plugin.ingest import blobs
+
+    app = TbApp(real_logs.get("tf2_multi_function_trace"))
+    store = app.ours._store
+    reads = []
+    real_read = blobs.read_blob
+    monkeypatch.setattr(blobs, "read_blob", lambda *a, **k: reads.append(a[3]) or real_read(*a, **k))
+    ref = wire.GraphRef("tf2_multi_function_trace", "multi_function", wire.GraphKind.OP)
+    first = store.graph_bytes(CTX, "", ref)
+    assert len(reads) == 1
+    assert store.graph_bytes(CTX, "", ref) is first
+    assert len(reads) == 1
+    merged = graph_pb2.GraphDef.FromString(first)
+    assert merged == store.graph_def(CTX, "", ref)
+    assert {n.name.split("/")[0] for n in merged.node} >= {"graph_1", "graph_2"}
+
+
 def test_conceptual_graph_of_keras_callback(real_logs):
     app = TbApp(real_logs.get("keras_callback"))
     graph = app.ours._store.graph_def(CTX, "", wire.GraphRef("train", "keras", wire.GraphKind.CONCEPTUAL))
