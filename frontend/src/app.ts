@@ -271,6 +271,7 @@ export class App {
         this.main.reveal(name);
       },
       jump: (name) => jump(this.nav, name),
+      view: (v) => this.main.showView(v),
       warn: (lines) => this.link.warn(lines),
     });
     this.updateTrace();
@@ -283,7 +284,7 @@ export class App {
     const split = this.split.ref;
     const color = this.colorMode === "node_data" ? this.nodeData.linkChoice() ?? "none" : this.colorMode;
     return this.link.state(this.ref, this.expanded, this.st.selected, color, this.traceMode,
-      this.compare.base ? refKey(this.compare.base) : null, split ? refKey(split) : null);
+      this.compare.base ? refKey(this.compare.base) : null, split ? refKey(split) : null, this.main.viewLinkText());
   }
 
   /** Opens a saved view (a bookmark): the deep link's way, its colours and trace exactly as saved. */

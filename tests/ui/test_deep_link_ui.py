@@ -94,3 +94,58 @@ def test_stale_links_open_the_closest_view_with_a_warning(browser, tensorboard_u
         assert not errors
     finally:
         context.close()
+
+
+def center_and_scale(frame) -> tuple[float, float, float]:
+    """The world point at the main canvas's centre and the scale (window.graphExplorer.viewport)."""
+    return tuple(frame.evaluate("""(() => {
+        const v = window.graphExplorer.viewport();
+        const c = document.querySelector('canvas').getBoundingClientRect();
+        return [(c.width / 2 - v.tx) / v.k, (c.height / 2 - v.ty) / v.k, v.k];
+    })()"""))
+
+
+def test_link_keeps_pan_and_zoom(page, explorer, browser, tensorboard_url, ui_logdir):
+    """The view's pan and zoom are in the link once the view rests (not a URL write per frame
+    while panning); a fresh page shows the same world point at the canvas's centre at the same
+    scale; a view that is not three numbers is refused with a warning and the graph fitted."""
+    frame = explorer
+    show_layer1_matmul(page, frame)
+    box = frame.locator("canvas").first.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.4)
+    for _ in range(4):
+        page.mouse.wheel(0, -240)
+    page.mouse.move(box["x"] + 200, box["y"] + 200)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 260, box["y"] + 150, steps=5)
+    page.mouse.up()
+    x, y, k = center_and_scale(frame)
+    frame.wait_for_function(f"(document.body.dataset.link || '').includes('p.graph_explorer.view={x:.1f}') || "
+                            f"(document.body.dataset.link || '').includes('p.graph_explorer.view={round(x, 1):g}')",
+                            timeout=5000)
+    url = ds(frame, "link")
+    assert page.url == url
+    view = dict(part.split("=", 1) for part in url.split("#", 1)[1].split("&") if "=" in part)["p.graph_explorer.view"]
+    vx, vy, vk = (float(v) for v in view.replace("%2C", ",").split(","))
+    assert abs(vx - x) <= 0.05 and abs(vy - y) <= 0.05 and abs(vk - k) <= k * 1e-3
+    assert k > 1.0  # zoomed in past the fitted view
+
+    context, page2, frame2, errors = fresh_frame(browser, url)
+    try:
+        x2, y2, k2 = center_and_scale(frame2)
+        assert abs(x2 - vx) < 0.01 and abs(y2 - vy) < 0.01 and k2 == pytest.approx(vk)
+        assert ds(frame2, "selected") == "layer1/MatMul" and ds(frame2, "linkWarnings") == "0" and not errors
+        assert "p.graph_explorer.view=" + view in ds(frame2, "link")  # written back unchanged
+        page2.screenshot(path="tests/_artifacts/screenshots/deep_link_pan_zoom.png")
+    finally:
+        context.close()
+
+    base = url.split("#", 1)[0].rstrip("/")
+    context, page3, frame3, errors = fresh_frame(browser, link_for(base, run="tf1_graph", step="0", view="12,<b>x</b>,1e400"))
+    try:
+        warning = frame3.text_content("[data-link-warning]")
+        assert "is not a pan and zoom" in warning and "<b>x</b>" in warning  # shown as text
+        assert frame3.locator("[data-link-warning] b").count() == 0
+        assert ds(frame3, "status") == "ready" and int(ds(frame3, "sceneNodes")) > 0 and not errors
+    finally:
+        context.close()

@@ -13,7 +13,7 @@ export const MAX_BOOKMARKS = 500;
 const MAX_NAME = 200;
 const MAX_FILE_BYTES = 2 * 1024 * 1024;
 const MAX_EXPANDED = 5000;
-const STRING_KEYS = ["run", "tag", "kind", "step", "selected", "color", "trace", "compare", "split"] as const;
+const STRING_KEYS = ["run", "tag", "kind", "step", "selected", "color", "trace", "compare", "split", "view"] as const;
 
 export interface Bookmark {
   name: string;

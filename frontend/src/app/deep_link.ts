@@ -9,7 +9,9 @@
 // URL with history.replaceState (same origin: the iframe is served by TensorBoard), which
 // TensorBoard does not react to. Outside TensorBoard (the page opened alone) the page's own
 // hash is used. Keys: run, tag, kind, step, expanded (JSON array), selected, color, trace,
-// compare (JSON [run, tag, kind, step]), split (the second pane's graph, the same JSON).
+// compare (JSON [run, tag, kind, step]), split (the second pane's graph, the same JSON), view
+// (the main pane's pan and zoom: the world point at the canvas's centre and the scale, "x,y,k";
+// a window of another size shows the same point at the same scale).
 import type { GraphRef } from "../api/types";
 
 export const PLUGIN = "graph_explorer";
@@ -26,9 +28,33 @@ export interface LinkState {
   trace?: string;
   compare?: string;
   split?: string; // the second pane's graph, JSON [run, tag, kind, step] (app/split_pane.ts)
+  view?: string; // the main pane's pan and zoom, "x,y,k" (viewText / parseView)
 }
 
-const KEYS = ["run", "tag", "kind", "step", "expanded", "selected", "color", "trace", "compare", "split"] as const;
+const KEYS = ["run", "tag", "kind", "step", "expanded", "selected", "color", "trace", "compare", "split", "view"] as const;
+
+/** A pan and zoom: the world point at the canvas's centre, and the scale (screen px per world unit). */
+export interface ViewPoint {
+  x: number;
+  y: number;
+  k: number;
+}
+
+/** The link's text of a view: the centre to 0.1 world units, the scale to 4 significant digits. */
+export function viewText(v: ViewPoint): string {
+  const r = (n: number) => String(Math.round(n * 10) / 10);
+  return `${r(v.x)},${r(v.y)},${Number(v.k.toPrecision(4))}`;
+}
+
+/** The view a link's text names; null unless it is three finite numbers with the scale within
+ * [minK, maxK] (the viewport's limits). */
+export function parseView(text: string, minK: number, maxK: number): ViewPoint | null {
+  const parts = text.split(",");
+  if (parts.length !== 3 || parts.some((p) => !/^\s*-?\d+(\.\d+)?(e[-+]?\d+)?\s*$/i.test(p))) return null;
+  const [x, y, k] = parts.map(Number);
+  if (![x, y, k].every(Number.isFinite) || k < minK || k > maxK) return null;
+  return { x, y, k };
+}
 
 /** The page whose URL holds the link: TensorBoard's (the parent) when reachable, else this one. */
 function linkWindow(): Window {

@@ -12,6 +12,7 @@ import { Renderer, type DrawState } from "../render/renderer";
 import { Viewport } from "../render/viewport";
 import { wireCanvas } from "./canvas_input";
 import { FrameLoop, timed } from "./frame_loop";
+import { viewText, type ViewPoint } from "./deep_link";
 import { fitMain } from "./navigation";
 import { SceneLoader, sameGraph } from "./scene_loader";
 import type { Status } from "./shell";
@@ -182,6 +183,21 @@ export class GraphView {
   center(): [number, number] {
     const [w, h] = this.renderer.size();
     return this.vp.toWorld(w / 2, h / 2);
+  }
+
+  /** The pan and zoom as a link's text (app/deep_link.ts: viewText); null with no scene drawn. */
+  viewLinkText(): string | null {
+    if (!this.model) return null;
+    const [x, y] = this.center();
+    return viewText({ x, y, k: this.vp.k });
+  }
+
+  /** Shows the view a link names: its centre point at the canvas's centre, at its scale. */
+  showView(v: ViewPoint): void {
+    const [w, h] = this.renderer.size();
+    this.vp.k = v.k;
+    this.vp.centerOn(v.x, v.y, w, h);
+    this.redraw();
   }
 
   minimapDirty(): void {

@@ -6,8 +6,12 @@ import type { GraphRef } from "../api/types";
 import { el } from "../ui/dom";
 import { copyText, linkUrl, readLink, refState, writeLink, type LinkState } from "./deep_link";
 
+/** Panning and zooming redraw every frame: the URL follows the view once it has rested this long
+ * (browsers throttle history.replaceState past about 200 calls in 10 s). */
+const VIEW_WRITE_DELAY_MS = 300;
+
 export class LinkBar {
-  readonly button = el("button", { text: "Copy link", "data-action": "copy-link", title: "Copy a link to this view (graph, open groups, selection, colours, trace, compare)" });
+  readonly button = el("button", { text: "Copy link", "data-action": "copy-link", title: "Copy a link to this view (graph, open groups, selection, pan and zoom, colours, trace, compare)" });
   readonly warning = el("div", { className: "gx-warn", "data-link-warning": "", role: "status" });
 
   constructor(private readonly current: () => LinkState | null) {
@@ -19,7 +23,7 @@ export class LinkBar {
   }
 
   state(ref: GraphRef | null, expanded: string[], selected: string | null, color: string, trace: string,
-        compare: string | null, split: string | null = null): LinkState | null {
+        compare: string | null, split: string | null = null, view: string | null = null): LinkState | null {
     if (!ref) return null;
     return {
       ...refState(ref),
@@ -29,13 +33,29 @@ export class LinkBar {
       trace: trace === "off" ? undefined : trace,
       compare: compare ?? undefined,
       split: split ?? undefined,
+      view: view ?? undefined,
     };
   }
 
-  /** Keeps the URL in step with the view. */
+  private written = ""; // the last state written, its view left out
+  private viewTimer = 0;
+
+  /** Keeps the URL in step with the view: at once when more than the pan and zoom changed, else
+   * once the view rests. */
   save(): void {
     const s = this.current();
-    if (s) writeLink(s);
+    window.clearTimeout(this.viewTimer);
+    if (!s) return;
+    const rest = JSON.stringify({ ...s, view: undefined });
+    if (rest !== this.written) {
+      this.written = rest;
+      writeLink(s);
+      return;
+    }
+    this.viewTimer = window.setTimeout(() => {
+      const now = this.current();
+      if (now) writeLink(now);
+    }, VIEW_WRITE_DELAY_MS);
   }
 
   async copy(): Promise<void> {

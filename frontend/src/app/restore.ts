@@ -1,14 +1,15 @@
 // Restoring a deep link: the LinkState read from the URL checked against the
 // server's Listing, giving the closest valid view and a warning for each part that could not
 // be honoured (unknown run, tag, graph type or step; unknown colour or trace mode; compare
-// target or second pane's graph gone), then applied (applyRestore): the groups and the selected node are checked
+// target or second pane's graph gone; a pan and zoom that is not one), then applied (applyRestore): the groups and the selected node are checked
 // against the graph itself (the server refuses a group the graph does not have: it is dropped
-// and the scene asked for again; the node is looked up on the server).
+// and the scene asked for again; the node is looked up on the server); the pan and zoom last.
 import type { GraphKind, GraphRef, Listing } from "../api/types";
 import { COLOR_MODES, type ColorMode } from "../render/colors";
+import { MAX_SCALE, MIN_SCALE } from "../render/viewport";
 import { kindsOf } from "../ui/toolbar";
 import { refFromKey } from "./compare";
-import type { LinkState } from "./deep_link";
+import { parseView, type LinkState, type ViewPoint } from "./deep_link";
 import { isNodeDataChoice } from "./node_data";
 import type { TraceMode } from "./trace";
 
@@ -24,6 +25,7 @@ export interface Restore {
   trace: TraceMode | null;
   compare: GraphRef | null;
   split: GraphRef | null; // the second pane's graph
+  view: ViewPoint | null; // the main pane's pan and zoom (null: the graph fitted as it opens)
   warnings: string[];
 }
 
@@ -89,9 +91,14 @@ export function resolveLink(listing: Listing, link: LinkState, fallback: GraphRe
     split = listed(link.split);
     if (!split) warn(`The graph of the second pane (${link.split}) is not in this TensorBoard: one pane only.`);
   }
+  let view: ViewPoint | null = null;
+  if (sameGraph && link.view) {
+    view = parseView(link.view, MIN_SCALE, MAX_SCALE);
+    if (!view) warn(`The link's view "${link.view.slice(0, 60)}" is not a pan and zoom (x,y,scale): the graph is fitted to the window.`);
+  }
   return {
     ref,
-    // groups and selection only mean something in the graph the link named
+    // groups, selection and pan/zoom only mean something in the graph the link named
     expanded: sameGraph && link.expanded ? link.expanded : null,
     selected: sameGraph && link.selected ? link.selected : null,
     color,
@@ -99,6 +106,7 @@ export function resolveLink(listing: Listing, link: LinkState, fallback: GraphRe
     trace,
     compare,
     split,
+    view,
     warnings,
   };
 }
@@ -116,13 +124,15 @@ export interface RestoreHost {
   exists(name: string): Promise<boolean>; // in the graph (the server knows it)
   select(name: string): void;
   jump(name: string): Promise<void>; // open its groups, then select it
+  view(v: ViewPoint): void; // pan and zoom the main pane
   warn(lines: string[]): void;
 }
 
 /**
  * Applies a Restore: the graph, its groups (a group the graph does not have is dropped, up to
  * 50, and the rest asked for again; on any other failure the first view), the compare target,
- * colour and trace modes, then the selected node. Every part not honoured is one warning line.
+ * colour and trace modes, then the selected node, then the pan and zoom (after the selection,
+ * which may have panned to it). Every part not honoured is one warning line.
  */
 export async function applyRestore(r: Restore, host: RestoreHost): Promise<void> {
   const warnings = [...r.warnings];
@@ -149,5 +159,6 @@ export async function applyRestore(r: Restore, host: RestoreHost): Promise<void>
     else if (await host.exists(r.selected)) await host.jump(r.selected);
     else warnings.push(`The link selects node "${r.selected}", which this graph does not have.`);
   }
+  if (r.view) host.view(r.view);
   host.warn(warnings);
 }
