@@ -168,6 +168,7 @@ export class App {
         tiles: this.renderer.lastTiles }),
     });
     const pane = this.split.view;
+    this.keys.addPane(this.split.keyHost(() => this.ui.bar.query.focus()), pane.canvas, () => this.split.isShown());
     installPaneHooks("split", { vp: pane.vp, canvas: pane.canvas, model: () => pane.model,
       screen: () => pane.renderer.size(), redraw: () => pane.redraw() });
     ui.showProgress(null, "listing runs…"); // (the canvas shows the page background meanwhile)

@@ -91,6 +91,26 @@ def test_split_pane_selection_follows_the_diff_matching(pair_frame, page, browse
     frame.wait_for_function("document.body.dataset.selected === 'mlp_1/fc1_1/MatMul'", timeout=30000)
     assert any(n["name"] == "mlp_1/fc1_1/MatMul" for n in nodes(frame))
 
+    # the keys act on the pane clicked last: an arrow walks the pane's edges (the main view follows
+    # the match, as with a click), Backspace closes the pane's group holding the selection
+    assert ds(frame, "keysPane") == "split"
+    main_expanded = ds(frame, "expanded")
+    page.keyboard.press("ArrowUp")
+    frame.wait_for_function("!['mlp_1/fc1_1/MatMul', ''].includes(document.querySelector('[data-pane=split]').dataset.selected)")
+    walked = pane(frame, "selected")
+    assert walked.startswith("mlp_1/fc1_1/") or walked == "mlp_1/fc1_1"
+    frame.wait_for_function(f"document.body.dataset.selected === {json.dumps(walked)}", timeout=30000)
+    assert f"Selected" in frame.text_content("[data-live]") and walked in frame.text_content("[data-live]")
+    page.keyboard.press("Backspace")
+    frame.wait_for_function("!JSON.parse(document.querySelector('[data-pane=split]').dataset.expanded || '[]').includes('mlp_1/fc1_1')", timeout=30000)
+    frame.wait_for_function("document.querySelector('[data-pane=split]').dataset.selected === 'mlp_1/fc1_1'")
+    assert ds(frame, "expanded") == main_expanded  # the main view's groups untouched
+    page.screenshot(path=str(SCREENSHOTS / "split_pane_keys.png"))
+    # a click in the main view gives the keys back to it
+    [main_node] = [n for n in nodes(frame) if n["name"] == ds(frame, "selected")][:1] or [nodes(frame)[0]]
+    page.mouse.click(*to_page(frame, main_node))
+    assert ds(frame, "keysPane") == "main"
+
     # a node only B has: the pane says so and selects nothing
     frame.click("[data-diff-entry='mlp_1/fc2_1/MatMul']")
     frame.wait_for_function("document.body.dataset.selected === 'mlp_1/fc2_1/MatMul'")

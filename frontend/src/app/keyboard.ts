@@ -6,6 +6,8 @@
 // fits, "?" shows the keys. With nothing selected an arrow key selects the node nearest the
 // view's centre. The canvas is reachable with Tab (visible focus ring) and an aria-live region
 // announces the selected node. Bridges and stubs (the scene's edge helpers) are walked through.
+// With the second pane open (app/split_pane.ts) the keys act on the pane whose canvas was last
+// focused or clicked; "/" and "?" are the page's.
 import type { SceneNode } from "../api/types";
 import type { SceneModel } from "../render/model";
 import { el } from "../ui/dom";
@@ -121,15 +123,46 @@ export class Keyboard {
   readonly helpBtn = el("button", { text: "?", "data-action": "help", title: "Keyboard shortcuts (?)", "aria-expanded": "false" });
   readonly help = el("div", { className: "gx-help", "data-help": "", role: "dialog", "aria-label": "Keyboard shortcuts" });
 
+  private active: KeyHost;
+
   constructor(private readonly host: KeyHost, canvas: HTMLCanvasElement) {
-    canvas.tabIndex = 0;
-    canvas.setAttribute("role", "application");
-    canvas.setAttribute("aria-label", "Graph. Arrow keys move the selection, Enter expands, Escape collapses, ? lists the keys.");
+    this.active = host;
+    this.follow(host, canvas, "main", () => true);
     const table = el("table");
     for (const [k, what] of KEYS) table.appendChild(el("tr", {}, el("td", { className: "gx-key", text: k }), el("td", { text: what })));
     this.help.append(el("h3", { text: "Keyboard" }), table);
     this.helpBtn.addEventListener("click", () => this.toggleHelp());
     window.addEventListener("keydown", (ev) => this.onKey(ev));
+  }
+
+  /** Another pane's canvas: the keys act on `pane` once its canvas is focused or clicked, while
+   * `shown()` holds (then on the main view again). */
+  addPane(pane: KeyHost, canvas: HTMLCanvasElement, shown: () => boolean): void {
+    this.follow(pane, canvas, "split", shown);
+  }
+
+  private follow(target: KeyHost, canvas: HTMLCanvasElement, name: string, shown: () => boolean): void {
+    canvas.tabIndex = 0;
+    canvas.setAttribute("role", "application");
+    canvas.setAttribute("aria-label", "Graph. Arrow keys move the selection, Enter expands, Escape collapses, ? lists the keys.");
+    const take = () => {
+      this.active = target;
+      this.shown = shown;
+      document.body.dataset.keysPane = name;
+    };
+    canvas.addEventListener("focus", take);
+    canvas.addEventListener("pointerdown", take);
+  }
+
+  private shown: () => boolean = () => true;
+
+  /** The view the keys act on: the pane last focused, or the main view once that pane is closed. */
+  private target(): KeyHost {
+    if (this.active !== this.host && !this.shown()) {
+      this.active = this.host;
+      document.body.dataset.keysPane = "main";
+    }
+    return this.active;
   }
 
   toggleHelp(force?: boolean): void {
@@ -141,7 +174,7 @@ export class Keyboard {
 
   /** Says which node is selected to screen readers (text only). */
   announce(name: string | null): void {
-    const n = name ? this.host.model()?.node(name) : undefined;
+    const n = name ? this.target().model()?.node(name) : undefined;
     this.live.textContent = name ? `Selected ${n?.kind === "meta" || n?.kind === "series" ? "group" : "node"} ${name}${n?.op ? `, ${n.op}` : ""}` : "Selection cleared";
   }
 
@@ -149,7 +182,7 @@ export class Keyboard {
     const t = ev.target;
     if (t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLTextAreaElement) return;
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
-    const h = this.host;
+    const h = this.target();
     const m = h.model();
     const sel = h.selected();
     switch (ev.key) {
@@ -172,6 +205,7 @@ export class Keyboard {
         if (next) {
           h.select(next);
           h.reveal(next);
+          if (h !== this.host) this.announce(next); // (the main view's select announces itself)
         }
         break;
       }

@@ -15,6 +15,7 @@ import { loadPrefs } from "../ui/prefs";
 import { DIFF_COLOR, GHOST_PREFIX, refFromKey, refKey, refText, type Compare } from "./compare";
 import { DiffMatching } from "./diff_match";
 import { GraphView, type LoadUi } from "./graph_view";
+import type { KeyHost } from "./keyboard";
 import { renderLegend } from "./legend";
 import { jump, type NavHost } from "./navigation";
 import { sameGraph } from "./scene_loader";
@@ -274,6 +275,30 @@ export class SplitPane {
     this.data.selected = name ?? "";
     if (name) v.reveal(name);
     v.redraw();
+  }
+
+  /** The pane as the keys see it (app/keyboard.ts: they act here once its canvas is focused):
+   * arrows select here (and the match in the main view, as a click does), Enter and Escape open
+   * and close its groups, "f" fits it. */
+  keyHost(focusSearch: () => void): KeyHost {
+    const v = this.view;
+    return {
+      model: () => v.model,
+      selected: () => v.st.selected,
+      select: (name) => this.selectHere(name),
+      isGroup: (name) => v.isGroup(name),
+      isExpanded: (name) => v.expanded.includes(name),
+      toggleExpand: (name) => v.toggle(name, () => this.setSelected(name)),
+      fit: () => v.fit(),
+      focusSearch,
+      reveal: (name) => v.reveal(name),
+      center: () => v.center(),
+    };
+  }
+
+  /** Whether the pane is open (the keys go back to the main view when it closes). */
+  isShown(): boolean {
+    return this.isOpen;
   }
 
   /** A click in the pane: select there, and the match in the main view. */
