@@ -27,6 +27,7 @@ from tb_graph_plugin.wire import EdgeKindCode
 from tb_graph_plugin.hierarchy.dataflow import edge_arrays
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdgeTable
 from tb_graph_plugin.hierarchy.placement import lca_children
+from tb_graph_plugin.hierarchy.tree import group_levels, group_parents
 
 __all__ = ["build_metaedges"]
 
@@ -35,26 +36,23 @@ def build_metaedges(h: Hierarchy) -> None:
     n = h.n_ops
     groups = h.groups
     total = n + len(groups)
-    gpar = np.fromiter((g.parent for g in groups), dtype=np.int64, count=len(groups))
-    depth = [0] * len(groups)  # of group ids - n
-    for g in h.pre_order_groups():  # parents first
-        if g.parent >= 0:
-            depth[g.id - n] = depth[g.parent - n] + 1
+    group_parent = group_parents(h)  # ids - n; negative for the root
+    level = group_levels(group_parent)
+    for g in groups:
         g.metaedges = []
         g.has_non_control_edges = False
-    level = np.asarray(depth, dtype=np.int64)
     slim = h.slim
     h.max_metaedge_size = 0
     if not slim.n_edges:
         return
     src, dst = edge_arrays(h)
-    par = np.concatenate([np.asarray(h.op_parent, dtype=np.int64), gpar])
+    par = np.concatenate([np.asarray(h.op_parent, dtype=np.int64), group_parent + n])
     ps, pd = par[src], par[dst]
     a, b = src.copy(), dst.copy()  # the ends' ancestors that are children of the LCA
     cross = np.flatnonzero(ps != pd)
     if len(cross):
         pairs, inv = np.unique(ps[cross] * total + pd[cross], return_inverse=True)
-        ca, cb = lca_children(pairs // total - n, pairs % total - n, gpar - n, level)
+        ca, cb = lca_children(pairs // total - n, pairs % total - n, group_parent, level)
         inv = inv.reshape(-1)
         ca, cb = ca[inv], cb[inv]
         a[cross] = np.where(ca < 0, src[cross], ca + n)

@@ -16,13 +16,13 @@ children of ``g``.
 
 from __future__ import annotations
 
-from itertools import chain
 from typing import Optional
 
 import numpy as np
 
 from tb_graph_plugin.hierarchy.dataflow import Contraction, edge_arrays
 from tb_graph_plugin.hierarchy.model import Hierarchy
+from tb_graph_plugin.hierarchy.tree import ChildrenArrays, group_levels
 from tb_graph_plugin.hierarchy.wide import WideContraction, edge_codes, peeled_rank, successor_sets
 
 __all__ = ["ChildEdges", "lca_children", "placed_edges"]
@@ -84,21 +84,13 @@ class ChildEdges:
         n, groups = h.n_ops, h.groups
         n_groups = len(groups)
         total = n + n_groups
-        self._children = [list(g.children) for g in groups]  # as placed: positions refer to these
-        lens = np.fromiter(map(len, self._children), dtype=np.int64, count=n_groups)
-        flat = np.fromiter(chain.from_iterable(self._children), dtype=np.int64, count=int(lens.sum()))
+        tree = ChildrenArrays(h, copy=True)
+        self._children = tree.lists  # as placed: positions refer to these
         parent = np.full(total, -1, dtype=np.int64)  # the group holding each op and group
-        position = np.full(total, -1, dtype=np.int64)  # its position in that group's children
-        parent[flat] = np.repeat(np.arange(n, total), lens)
-        position[flat] = np.arange(len(flat)) - np.repeat(np.cumsum(lens) - lens, lens)
+        parent[tree.flat] = np.repeat(np.arange(n, total), tree.lengths)
+        position = tree.position  # its position in that group's children
         group_parent = parent[n:] - n  # ids - n; negative for the root
-        level = np.zeros(n_groups, dtype=np.int64)
-        up = np.flatnonzero(group_parent >= 0)
-        at = group_parent[up]
-        while len(up):  # every group climbs to the root together
-            level[up] += 1
-            keep = group_parent[at] >= 0
-            up, at = up[keep], group_parent[at[keep]]
+        level = group_levels(group_parent)
         src, dst = edge_arrays(h)
         a, b = src.copy(), dst.copy()  # the ends' ancestors that are children of the LCA
         ps, pd = parent[src], parent[dst]
