@@ -36,7 +36,7 @@ from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.tree import ChildrenArrays, group_levels, group_parents
 from tb_graph_plugin.wire import EdgeKind, EdgeKindCode
 
-__all__ = ["hash_templates", "BIG_METAGRAPH"]
+__all__ = ["hash_templates", "hash_structures", "number_templates", "BIG_METAGRAPH"]
 
 BIG_METAGRAPH = 512
 """Metagraphs with at least this many metaedges (an optimizer's thousands of update ops)
@@ -145,6 +145,13 @@ def _structure_hash(colour: list[int], edges: tuple, is_series: bool, rounds: in
 
 def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
     """Hash every group (or, with ``dirty``, only those group ids) and assign template ids."""
+    hash_structures(h, dirty)
+    number_templates(h)
+
+
+def hash_structures(h: Hierarchy, dirty: Optional[set] = None) -> None:
+    """Set ``structure_hash`` of every group (or, with ``dirty``, of those group ids only, their
+    children's hashes being current); template ids are left to :func:`number_templates`."""
     op_colour = {op: hash(("op", op)) for op in set(h.slim.ops)}
     # The hash is a pure function of (is_series, child colours in order, edges by position):
     # the 48 identical layers of a deep model are refined once, then looked up.
@@ -153,15 +160,17 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
         _hash_levels(h, op_colour, memo)
     else:
         _hash_groups(h, op_colour, memo, dirty)
-    _number_templates(h)
 
 
 def _hash_groups(h: Hierarchy, op_colour: dict, memo: dict, dirty: Optional[set]) -> None:
     """Hash the groups ``dirty`` (all when None), deepest level first, from their metaedges."""
     n, ops, groups, rounds = h.n_ops, h.slim.ops, h.groups, h.options.template_rounds
     data, control, reference = EdgeKind.DATA, EdgeKind.CONTROL, EdgeKind.REFERENCE
-    level = group_levels(group_parents(h)).tolist()
-    ids = sorted(range(n, n + len(groups)) if dirty is None else dirty, key=lambda gid: -level[gid - n])
+    if dirty is None:
+        level = group_levels(group_parents(h)).tolist()
+        ids = sorted(range(n, n + len(groups)), key=lambda gid: -level[gid - n])
+    else:  # a few groups: their levels by climbing
+        ids = sorted(dirty, key=lambda gid: -len(h.ancestors(gid)))
     for gid in ids:  # children before parents
         g = groups[gid - n]
         children = g.children
@@ -215,7 +224,7 @@ def _hash_levels(h: Hierarchy, op_colour: dict, memo: dict) -> None:
         colour_of[n + at] = hashes
 
 
-def _number_templates(h: Hierarchy) -> None:
+def number_templates(h: Hierarchy) -> None:
     """Template ids ``T0``, ``T1``, ... for hashes shared by >= 2 groups, in pre-order of their
     first member; members listed in pre-order; the root has none."""
     groups, n = h.groups, h.n_ops
