@@ -51,7 +51,7 @@ from operator import itemgetter
 import numpy as np
 
 from tb_graph_plugin.hierarchy.dataflow import Contraction, graph_from_metaedges
-from tb_graph_plugin.hierarchy.infer import shared_uniquifier
+from tb_graph_plugin.hierarchy.infer_names import shared_uniquifier
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge, SeriesNode
 from tb_graph_plugin.hierarchy.placement import ChildEdges, placed_edges
 from tb_graph_plugin.hierarchy.scopes import add_group
@@ -212,11 +212,12 @@ def detect_block_series(h: Hierarchy) -> list:
     ungrouped = h.options.ungrouped_series
     made: list = []
     groups = h.groups
+    holders = {g.parent for g in groups}  # most groups hold ops only
     for g in list(groups):
         children = g.children
-        if len(children) < min_size or max(children) < n:  # most groups hold ops only
+        if len(children) < min_size or g.id not in holders:
             continue
-        groups_here = [c for c in children if c >= n and not groups[c - n].is_series]
+        groups_here = [c for c in children if c >= n and not isinstance(groups[c - n], SeriesNode)]
         if len(groups_here) < min_size:
             continue
         # A run's members share one structural hash: a child whose hash fewer than
