@@ -16,6 +16,7 @@ children of ``g``.
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Optional
 
 import numpy as np
@@ -125,14 +126,21 @@ class ChildEdges:
         if placed == gid and former == children:
             return src, dst
         at = dict(zip(children, range(len(children))))
-        now = list(map(at.get, former))  # the position under gid holding each former child, or -1
+        # the position under gid holding each former child, or -1
+        now = np.fromiter(map(at.get, former, repeat(-1)), dtype=np.int64, count=len(former))
+        lost = np.flatnonzero(now < 0)  # regrouped: climb to gid's child, all of them a level at a time
+        climbing = list(map(former.__getitem__, lost.tolist()))
         op_parent = h.op_parent
-        for i in [i for i, p in enumerate(now) if p is None]:  # regrouped: climb to gid's child
-            x = former[i]
-            while x not in at and x != placed:
-                x = op_parent[x] if x < n else groups[x - n].parent
-            now[i] = at.get(x, -1)
-        now = np.asarray(now, dtype=np.int64)
+        while len(lost):
+            if max(climbing) < n:  # ops (regrouped into a series, most often)
+                climbing = list(map(op_parent.__getitem__, climbing))
+            else:
+                climbing = [op_parent[x] if x < n else groups[x - n].parent for x in climbing]
+            found = np.fromiter(map(at.get, climbing, repeat(-1)), dtype=np.int64, count=len(climbing))
+            now[lost] = found
+            go_on = [k for k in np.flatnonzero(found < 0).tolist() if climbing[k] != placed]
+            lost = lost[go_on]
+            climbing = list(map(climbing.__getitem__, go_on))
         src, dst = now[src], now[dst]
         keep = (src >= 0) & (dst >= 0) & (src != dst)
         return src[keep], dst[keep]
