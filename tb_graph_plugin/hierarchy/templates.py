@@ -13,7 +13,7 @@ memoized (the 48 identical layers of a deep model are refined once; the memo key
 pass is read from ``h.metaedge_table`` and a level's children colours gathered in numpy, as
 bytes); metagraphs with at
 least ``BIG_METAGRAPH`` metaedges are refined with numpy (neighbour multisets summed after
-a 64-bit mix instead of sorted).
+a 64-bit mix instead of sorted), those of one level together (their disjoint union).
 
 Groups sharing a hash with at least one other group get the same ``template`` id
 (``T0``, ``T1``, ... numbered in pre-order of their first member); a unique structure
@@ -27,7 +27,6 @@ its >= 2 group ids in pre-order; cost O(sum over groups of (children + metaedges
 
 from __future__ import annotations
 
-import functools
 from typing import Optional
 
 import numpy as np
@@ -74,6 +73,32 @@ def _wl_hash_numpy(colour: list[int], a: np.ndarray, b: np.ndarray, k: np.ndarra
     return hash((is_series, np.sort(col).tobytes(), np.sort(edge_keys).tobytes()))
 
 
+def _wl_hash_many(graphs: list[tuple], rounds: int) -> list[int]:
+    """``_wl_hash_numpy`` of several metagraphs ``(colour, a, b, k, is_series)`` at once, refined as
+    their disjoint union (the same hashes: each node's sums run over its own metagraph's edges)."""
+    sizes = [len(colour) for colour, *_ in graphs]
+    counts = [len(a) for _, a, *_ in graphs]
+    node_start = np.concatenate(([0], np.cumsum(sizes)))
+    edge_start = np.concatenate(([0], np.cumsum(counts)))
+    col = np.concatenate([np.asarray(colour, dtype=np.int64) for colour, *_ in graphs]).view(np.uint64)
+    shift = np.repeat(node_start[:-1], counts)
+    a = np.concatenate([a for _, a, *_ in graphs]).astype(np.intp) + shift
+    b = np.concatenate([b for _, _, b, *_ in graphs]).astype(np.intp) + shift
+    k = np.concatenate([k for *_, k, _ in graphs])
+    with np.errstate(over="ignore"):
+        for _ in range(rounds):
+            ins = np.zeros(len(col), dtype=np.uint64)
+            outs = np.zeros(len(col), dtype=np.uint64)
+            np.add.at(outs, a, _mix(col[b] + k * _OUT))
+            np.add.at(ins, b, _mix(col[a] + k * _IN))
+            col = _mix(col ^ _mix(ins + _IN) ^ _mix(outs + _OUT))
+        edge_keys = _mix(_mix(col[a] + _EDGE) ^ (col[b] * _M1) ^ k)
+    col = col[np.lexsort((col, np.repeat(np.arange(len(graphs)), sizes)))]  # sorted within each metagraph
+    edge_keys = edge_keys[np.lexsort((edge_keys, np.repeat(np.arange(len(graphs)), counts)))]
+    return [hash((g[4], col[node_start[i]:node_start[i + 1]].tobytes(),
+                  edge_keys[edge_start[i]:edge_start[i + 1]].tobytes())) for i, g in enumerate(graphs)]
+
+
 def _edges(g, control, reference, data) -> tuple:
     """``g``'s metaedges as (source position, destination position, EdgeKind)."""
     if not g.metaedges:
@@ -107,17 +132,18 @@ class _TableEdges:
         return tuple(zip(self.src[lo:hi].tolist(), self.dst[lo:hi].tolist(),
                          map(_KIND_OF_CODE.__getitem__, self.table.kind[lo:hi].tolist())))
 
+    def count(self, gid: int) -> int:
+        lo, hi = self.table.rows[gid]
+        return hi - lo
+
     def arrays(self, gid: int) -> tuple:
         lo, hi = self.table.rows[gid]
         return self.src[lo:hi], self.dst[lo:hi], _SALT_OF_CODE[self.table.kind[lo:hi]]
 
 
-def _structure_hash(colour: list[int], edges: tuple, is_series: bool, rounds: int, arrays=None) -> int:
-    """The hash of one metagraph: children colours in order, edges ``(a, b, EdgeKind)`` by position
-    (``arrays``: a callable giving them as ``_wl_hash_numpy``'s arrays, for a big metagraph)."""
+def _structure_hash(colour: list[int], edges: tuple, is_series: bool, rounds: int) -> int:
+    """The hash of one metagraph: children colours in order, edges ``(a, b, EdgeKind)`` by position."""
     if len(edges) >= BIG_METAGRAPH:
-        if arrays is not None:
-            return _wl_hash_numpy(colour, *arrays(), rounds, is_series)
         a = np.array([e[0] for e in edges], dtype=np.intp)
         b = np.array([e[1] for e in edges], dtype=np.intp)
         k = np.array([_KIND_SALT[e[2]] for e in edges], dtype=np.uint64)
@@ -205,23 +231,31 @@ def _hash_levels(h: Hierarchy, op_colour: dict, memo: dict) -> None:
         take = np.repeat(tree.start[at] - (ends - lengths), lengths) + np.arange(int(ends[-1]) if len(at) else 0)
         colours = colour_of[tree.flat[take]]
         packed = colours.tobytes()
-        hashes = []
+        big: dict[tuple, tuple] = {}  # key -> (group, children colours): big metagraphs, hashed together
+        waiting = []  # (group, key) of the groups whose hash the batch gives
         for k, a, b in zip(at.tolist(), (ends - lengths).tolist(), ends.tolist()):
             g = groups[k]
             if a == b:
-                g.structure_hash = found = hash(("empty", g.is_series))
-                hashes.append(found)
+                g.structure_hash = hash(("empty", g.is_series))
                 continue
             edge_key = edge_keys.get(g.id, ())
             key = (g.is_series, packed[8 * a:8 * b], edge_key)
             found = memo.get(key)
             if found is None:
+                if edge_key and table.count(g.id) >= BIG_METAGRAPH:
+                    big.setdefault(key, (g, colours[a:b]))
+                    waiting.append((g, key))
+                    continue
                 edges = table.edges(g.id) if edge_key else ()
-                found = memo[key] = _structure_hash(colours[a:b].tolist(), edges, g.is_series, rounds,
-                                                    functools.partial(table.arrays, g.id))
+                found = memo[key] = _structure_hash(colours[a:b].tolist(), edges, g.is_series, rounds)
             g.structure_hash = found
-            hashes.append(found)
-        colour_of[n + at] = hashes
+        if big:
+            found_big = _wl_hash_many([(colour, *table.arrays(g.id), g.is_series) for g, colour in big.values()],
+                                      rounds)
+            memo.update(zip(big, found_big))
+            for g, key in waiting:
+                g.structure_hash = memo[key]
+        colour_of[n + at] = [groups[k].structure_hash for k in at.tolist()]
 
 
 def number_templates(h: Hierarchy) -> None:
