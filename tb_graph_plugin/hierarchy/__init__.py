@@ -10,12 +10,14 @@ a step whose condition does not hold is skipped and not timed):
 3. ``series.detect_op_series``      stock op series ``add_[1-5]`` (``series_min_size`` > 0)
 3b. ``split.split_wide_groups``     groups > 1000 children -> ordered artificial sub-groups
 4. ``metaedges.build_metaedges``    MetaEdges at the lowest common ancestor
-5. ``templates.hash_templates``     structural hash and shared template ids (when templates
-                                    or block series are on)
+5. ``templates.hash_structures``   structural hash of every group (when templates or block
+                                    series are on)
 6. ``series.detect_block_series``   repeated blocks ``Layer[0-5]`` (parents' metaedges
                                     re-routed; ``block_series_min_size`` > 0);
                                     ``series_templates``: 5 again for the new series and
                                     their ancestors only (when any were made);
+                                    ``template_ids``: ``templates.number_templates``, shared
+                                    template ids on the final tree (when templates are on);
                                     ``drop_templates``: template ids cleared when templates are off
 7. ``stats.compute_stats``          cardinality, depth, level (op/device/XLA histograms: on demand)
 8. ``release``                      the grouping phases' adjacency dropped
@@ -97,12 +99,12 @@ def _block_series(b: _Build) -> None:
 
 
 def _rehash_new_series(b: _Build) -> None:
-    """Templates again for the new series and their ancestors only."""
+    """Structure hashes again for the new series and their ancestors only."""
     dirty = set()
     for s in b.new_series:
         dirty.add(s.id)
         dirty.update(b.h.ancestors(s.id))
-    templates.hash_templates(b.h, dirty)
+    templates.hash_structures(b.h, dirty)
 
 
 def _drop_templates(b: _Build) -> None:
@@ -128,10 +130,11 @@ PIPELINE: Pipeline[_Build] = Pipeline("hierarchy", [
     Step("op_series", lambda b: series.detect_op_series(b.h), when=lambda b: b.h.options.series_min_size > 0),
     Step("split", lambda b: split.split_wide_groups(b.h)),
     Step("metaedges", lambda b: metaedges.build_metaedges(b.h)),
-    Step("templates", lambda b: templates.hash_templates(b.h),
+    Step("templates", lambda b: templates.hash_structures(b.h),
          when=lambda b: b.h.options.templates or b.h.options.block_series_min_size > 0),
     Step("block_series", _block_series, when=lambda b: b.h.options.block_series_min_size > 0),
     Step("series_templates", _rehash_new_series, when=lambda b: bool(b.new_series)),
+    Step("template_ids", lambda b: templates.number_templates(b.h), when=lambda b: b.h.options.templates),
     Step("drop_templates", _drop_templates, when=lambda b: not b.h.options.templates),
     Step("stats", lambda b: stats.compute_stats(b.h)),
     Step("release", _release_adjacency),

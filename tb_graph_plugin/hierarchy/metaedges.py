@@ -27,6 +27,7 @@ from tb_graph_plugin.wire import EdgeKindCode
 from tb_graph_plugin.hierarchy.dataflow import edge_arrays
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdgeTable
 from tb_graph_plugin.hierarchy.placement import lca_children
+from tb_graph_plugin.hierarchy.tree import group_levels, group_parents
 
 __all__ = ["build_metaedges"]
 
@@ -35,61 +36,63 @@ def build_metaedges(h: Hierarchy) -> None:
     n = h.n_ops
     groups = h.groups
     total = n + len(groups)
-    gpar = np.fromiter((g.parent for g in groups), dtype=np.int64, count=len(groups))
-    depth = [0] * len(groups)  # of group ids - n
-    for g in h.pre_order_groups():  # parents first
-        if g.parent >= 0:
-            depth[g.id - n] = depth[g.parent - n] + 1
-        g.metaedges = []
-        g.has_non_control_edges = False
-    level = np.asarray(depth, dtype=np.int64)
+    group_parent = group_parents(h)  # ids - n; negative for the root
+    level = group_levels(group_parent)
     slim = h.slim
     h.max_metaedge_size = 0
     if not slim.n_edges:
+        for g in groups:
+            g.metaedges = []
+            g.has_non_control_edges = False
         return
     src, dst = edge_arrays(h)
-    par = np.concatenate([np.asarray(h.op_parent, dtype=np.int64), gpar])
+    par = np.concatenate([np.asarray(h.op_parent, dtype=np.int64), group_parent + n])
     ps, pd = par[src], par[dst]
     a, b = src.copy(), dst.copy()  # the ends' ancestors that are children of the LCA
     cross = np.flatnonzero(ps != pd)
     if len(cross):
         pairs, inv = np.unique(ps[cross] * total + pd[cross], return_inverse=True)
-        ca, cb = lca_children(pairs // total - n, pairs % total - n, gpar - n, level)
+        ca, cb = lca_children(pairs // total - n, pairs % total - n, group_parent, level)
         inv = inv.reshape(-1)
         ca, cb = ca[inv], cb[inv]
         a[cross] = np.where(ca < 0, src[cross], ca + n)
         b[cross] = np.where(cb < 0, dst[cross], cb + n)
-    # One MetaEdge per (a, b), in order of first appearance; base edges in edge order.
-    keys, first, inv = np.unique(a * total + b, return_index=True, return_inverse=True)
+    # One MetaEdge per (a, b), in order of first appearance; base edges in edge order: one stable
+    # sort of the edges by (a, b), each run of equal keys a MetaEdge.
+    key = a * total + b
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    head = np.flatnonzero(np.concatenate(([True], sorted_key[1:] != sorted_key[:-1])))  # run starts
+    counts = np.diff(np.append(head, len(key)))
+    first = order[head]  # each run's first edge
     by_appearance = np.argsort(first)
-    rank = np.empty_like(by_appearance)
-    rank[by_appearance] = np.arange(len(keys))
-    rank_of = rank[inv.reshape(-1)]
-    members = np.argsort(rank_of, kind="stable")
-    counts = np.bincount(rank_of, minlength=len(keys))
-    ends = np.cumsum(counts)
-    starts = ends - counts
-    sizes = np.add.reduceat(np.asarray(slim.edge_size, dtype=np.int64)[members], starts)
-    kind = np.asarray(slim.edge_kind, dtype=np.int64)
-    n_control = np.bincount(rank_of[kind == EdgeKindCode.CONTROL], minlength=len(keys))
-    n_reference = np.bincount(rank_of[kind == EdgeKindCode.REFERENCE], minlength=len(keys))
-    heads = first[by_appearance]
-    owners = par[a[heads]] - n
+    owners = par[a[first[by_appearance]]] - n
     # Each owner's metaedges, in order of first appearance: a stable sort by owner, sliced.
     by_owner = np.argsort(owners, kind="stable")
+    row = by_appearance[by_owner]  # the run of each row, rows in owner order
+    heads = first[row]
     owner_ids, owner_starts = np.unique(owners[by_owner], return_index=True)
-    kind_of = np.where(n_control == counts, EdgeKindCode.CONTROL,
-                       np.where(n_reference > 0, EdgeKindCode.REFERENCE, EdgeKindCode.DATA))
-    # the base edges of the rows in owner order: each row's members, rows laid end to end
-    row_counts = counts[by_owner]
+    # the base edges of the rows: each row's run, rows laid end to end
+    row_counts = counts[row]
     base_start = np.concatenate([[0], np.cumsum(row_counts)])
-    take = np.repeat(starts[by_owner] - base_start[:-1], row_counts) + np.arange(int(base_start[-1]))
-    table = MetaEdgeTable(a[heads][by_owner], b[heads][by_owner], kind_of[by_owner], sizes[by_owner],
-                          n_control[by_owner], n_reference[by_owner], members[take], base_start, {})
-    for g_id, lo, hi in zip(owner_ids.tolist(), owner_starts.tolist(), owner_starts[1:].tolist() + [len(keys)]):
-        table.rows[g_id + n] = (lo, hi)
-        groups[g_id].set_metaedge_rows(table, lo, hi)
-    for g_id in np.unique(owners[n_control != counts]).tolist():
-        groups[g_id].has_non_control_edges = True
+    base_edges = order[np.repeat(head[row] - base_start[:-1], row_counts) + np.arange(len(key))]
+    row_starts = base_start[:-1]
+    sizes = np.add.reduceat(np.asarray(slim.edge_size, dtype=np.int64)[base_edges], row_starts)
+    kind = np.asarray(slim.edge_kind, dtype=np.int64)[base_edges]
+    n_control = np.add.reduceat((kind == EdgeKindCode.CONTROL).astype(np.int64), row_starts)
+    n_reference = np.add.reduceat((kind == EdgeKindCode.REFERENCE).astype(np.int64), row_starts)
+    kind_of = np.where(n_control == row_counts, EdgeKindCode.CONTROL,
+                       np.where(n_reference > 0, EdgeKindCode.REFERENCE, EdgeKindCode.DATA))
+    ends = owner_starts[1:].tolist() + [len(row)]
+    rows = dict(zip((owner_ids + n).tolist(), zip(owner_starts.tolist(), ends)))
+    table = MetaEdgeTable(a[heads], b[heads], kind_of, sizes, n_control, n_reference, base_edges, base_start, rows)
+    non_control = set((owners[by_owner][n_control != row_counts] + n).tolist())
+    for g in groups:  # every group: its rows (or none), whether one holds a non-control edge
+        at = rows.get(g.id)
+        if at is None:
+            g.metaedges = []
+        else:
+            g.set_metaedge_rows(table, at[0], at[1])
+        g.has_non_control_edges = g.id in non_control
     h.max_metaedge_size = int(sizes.max())
     h.metaedge_table = table

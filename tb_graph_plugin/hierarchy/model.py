@@ -405,13 +405,13 @@ class Hierarchy:
         stack = [0]
         n = self.n_ops
         groups = self.groups
+        holders = {g.parent for g in groups}  # most groups hold ops only
         append, pop, extend = out.append, stack.pop, stack.extend
         while stack:
             g = groups[pop()]
             append(g)
-            children = g.children
-            if children and max(children) >= n:  # most groups hold ops only
-                extend([c - n for c in reversed(children) if c >= n])
+            if g.id in holders:
+                extend([c - n for c in reversed(g.children) if c >= n])
         return out
 
     def series_nodes(self) -> list[SeriesNode]:

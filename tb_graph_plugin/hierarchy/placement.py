@@ -16,13 +16,14 @@ children of ``g``.
 
 from __future__ import annotations
 
-from itertools import chain
+from itertools import repeat
 from typing import Optional
 
 import numpy as np
 
 from tb_graph_plugin.hierarchy.dataflow import Contraction, edge_arrays
 from tb_graph_plugin.hierarchy.model import Hierarchy
+from tb_graph_plugin.hierarchy.tree import ChildrenArrays, group_levels
 from tb_graph_plugin.hierarchy.wide import WideContraction, edge_codes, peeled_rank, successor_sets
 
 __all__ = ["ChildEdges", "lca_children", "placed_edges"]
@@ -84,21 +85,13 @@ class ChildEdges:
         n, groups = h.n_ops, h.groups
         n_groups = len(groups)
         total = n + n_groups
-        self._children = [list(g.children) for g in groups]  # as placed: positions refer to these
-        lens = np.fromiter(map(len, self._children), dtype=np.int64, count=n_groups)
-        flat = np.fromiter(chain.from_iterable(self._children), dtype=np.int64, count=int(lens.sum()))
+        tree = ChildrenArrays(h, copy=True)
+        self._children = tree.lists  # as placed: positions refer to these
         parent = np.full(total, -1, dtype=np.int64)  # the group holding each op and group
-        position = np.full(total, -1, dtype=np.int64)  # its position in that group's children
-        parent[flat] = np.repeat(np.arange(n, total), lens)
-        position[flat] = np.arange(len(flat)) - np.repeat(np.cumsum(lens) - lens, lens)
+        parent[tree.flat] = np.repeat(np.arange(n, total), tree.lengths)
+        position = tree.position  # its position in that group's children
         group_parent = parent[n:] - n  # ids - n; negative for the root
-        level = np.zeros(n_groups, dtype=np.int64)
-        up = np.flatnonzero(group_parent >= 0)
-        at = group_parent[up]
-        while len(up):  # every group climbs to the root together
-            level[up] += 1
-            keep = group_parent[at] >= 0
-            up, at = up[keep], group_parent[at[keep]]
+        level = group_levels(group_parent)
         src, dst = edge_arrays(h)
         a, b = src.copy(), dst.copy()  # the ends' ancestors that are children of the LCA
         ps, pd = parent[src], parent[dst]
@@ -133,14 +126,21 @@ class ChildEdges:
         if placed == gid and former == children:
             return src, dst
         at = dict(zip(children, range(len(children))))
-        now = list(map(at.get, former))  # the position under gid holding each former child, or -1
+        # the position under gid holding each former child, or -1
+        now = np.fromiter(map(at.get, former, repeat(-1)), dtype=np.int64, count=len(former))
+        lost = np.flatnonzero(now < 0)  # regrouped: climb to gid's child, all of them a level at a time
+        climbing = list(map(former.__getitem__, lost.tolist()))
         op_parent = h.op_parent
-        for i in [i for i, p in enumerate(now) if p is None]:  # regrouped: climb to gid's child
-            x = former[i]
-            while x not in at and x != placed:
-                x = op_parent[x] if x < n else groups[x - n].parent
-            now[i] = at.get(x, -1)
-        now = np.asarray(now, dtype=np.int64)
+        while len(lost):
+            if max(climbing) < n:  # ops (regrouped into a series, most often)
+                climbing = list(map(op_parent.__getitem__, climbing))
+            else:
+                climbing = [op_parent[x] if x < n else groups[x - n].parent for x in climbing]
+            found = np.fromiter(map(at.get, climbing, repeat(-1)), dtype=np.int64, count=len(climbing))
+            now[lost] = found
+            go_on = [k for k in np.flatnonzero(found < 0).tolist() if climbing[k] != placed]
+            lost = lost[go_on]
+            climbing = list(map(climbing.__getitem__, go_on))
         src, dst = now[src], now[dst]
         keep = (src >= 0) & (dst >= 0) & (src != dst)
         return src[keep], dst[keep]

@@ -36,7 +36,7 @@ group whose children DAG was acyclic keeps an acyclic metagraph.
 from __future__ import annotations
 
 from tb_graph_plugin.hierarchy.dataflow import Contraction, dominator_regions
-from tb_graph_plugin.hierarchy.infer import shared_uniquifier
+from tb_graph_plugin.hierarchy.infer_names import shared_uniquifier
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.placement import placed_edges
 from tb_graph_plugin.hierarchy.scopes import add_group

@@ -48,8 +48,10 @@ import re
 from collections import Counter
 from operator import itemgetter
 
+import numpy as np
+
 from tb_graph_plugin.hierarchy.dataflow import Contraction, graph_from_metaedges
-from tb_graph_plugin.hierarchy.infer import shared_uniquifier
+from tb_graph_plugin.hierarchy.infer_names import shared_uniquifier
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdge, SeriesNode
 from tb_graph_plugin.hierarchy.placement import ChildEdges, placed_edges
 from tb_graph_plugin.hierarchy.scopes import add_group
@@ -60,6 +62,7 @@ __all__ = ["detect_op_series", "detect_block_series"]
 _DIGITS = re.compile(r"(\d+)")
 _UNIQUIFIER = re.compile(r"_\d+$")
 _LETTER = re.compile(r"(?<=\d)[a-z](?![A-Za-z])")  # a block index that is a letter after a number: 6b, 2a
+_MANY = 256  # a longer list is cut into runs (``_runs``) or counted (op series) in C
 
 
 def _runs(items: list[tuple[int, int]], min_size: int) -> list[list[tuple[int, int]]]:
@@ -70,9 +73,14 @@ def _runs(items: list[tuple[int, int]], min_size: int) -> list[list[tuple[int, i
     index = list(map(itemgetter(0), items))
     if index[-1] - index[0] == len(index) - 1 and len(set(index)) == len(index):
         return [items]
-    cuts = [j for j in range(1, len(index)) if index[j] != index[j - 1] + 1]
-    bounds = [0, *cuts, len(items)]
-    return [items[a:b] for a, b in zip(bounds, bounds[1:]) if b - a >= min_size]
+    if len(index) < _MANY or index[-1] >= 2 ** 62:
+        cuts = [j for j in range(1, len(index)) if index[j] != index[j - 1] + 1]
+        bounds = [0, *cuts, len(items)]
+        return [items[a:b] for a, b in zip(bounds, bounds[1:]) if b - a >= min_size]
+    # many items (an optimizer's thousands of ``mul_<k>``, numbered apart): the cuts in numpy
+    bounds = np.concatenate(([0], np.flatnonzero(np.diff(np.array(index, dtype=np.int64)) != 1) + 1, [len(items)]))
+    long = np.flatnonzero(np.diff(bounds) >= min_size)
+    return [items[a:b] for a, b in zip(bounds[long].tolist(), bounds[long + 1].tolist())]
 
 
 def _series_name(h: Hierarchy, g, run, prefix: str, suffix: str, letters: bool = False) -> tuple[str, str]:
@@ -151,20 +159,24 @@ def detect_op_series(h: Hierarchy) -> int:
     made = 0
     edges = placed_edges(h)
     for g in list(h.groups):
-        if len(g.children) + 1 < min_size:
+        children = g.children
+        if len(children) + 1 < min_size:
             continue
-        op_children = [c for c in g.children if c < n]
-        if len(op_children) + 1 < min_size:
+        op_of = [ops[c] for c in children if c < n]
+        if len(op_of) + 1 < min_size:
             continue
         # A run's members share one op: only ops that many children have can form one
         # (an op held k times repeats k - 1 times: too few repeats, no op is held that often).
-        op_of = [ops[c] for c in op_children]
-        if len(op_of) - len(set(op_of)) + 2 < min_size:
+        distinct = set(op_of)
+        if len(op_of) - len(distinct) + 2 < min_size:
             continue
-        per_op = Counter(op_of)
-        if max(per_op.values()) + 1 < min_size:
+        per_op = Counter(op_of) if len(op_of) >= _MANY else None
+        most = max(per_op.values()) if per_op is not None else max(map(op_of.count, distinct))
+        if most + 1 < min_size:
             continue
-        if len(per_op) > 1:
+        op_children = [c for c in children if c < n]
+        per_op = per_op or Counter(op_of)
+        if min(per_op.values()) + 1 < min_size:
             op_children = [c for c in op_children if per_op[ops[c]] + 1 >= min_size]
         clusters, bare = op_clusters(names, ops, op_children)
         big = [(key, items) for key, items in clusters.items() if len(items) + 1 >= min_size]
@@ -200,11 +212,12 @@ def detect_block_series(h: Hierarchy) -> list:
     ungrouped = h.options.ungrouped_series
     made: list = []
     groups = h.groups
+    holders = {g.parent for g in groups}  # most groups hold ops only
     for g in list(groups):
         children = g.children
-        if len(children) < min_size or max(children) < n:  # most groups hold ops only
+        if len(children) < min_size or g.id not in holders:
             continue
-        groups_here = [c for c in children if c >= n and not groups[c - n].is_series]
+        groups_here = [c for c in children if c >= n and not isinstance(groups[c - n], SeriesNode)]
         if len(groups_here) < min_size:
             continue
         # A run's members share one structural hash: a child whose hash fewer than

@@ -8,8 +8,8 @@ Pre-condition: the group tree is final, ``h.op_parent`` names the group whose ``
 each MAIN op (-1 for embeddings).
 Post-condition of :func:`compute_stats`: for every group, ``cardinality`` = number of MAIN ops
 below it, ``n_embeddings`` = embedding ops beside those ops, ``depth`` and ``level``; the
-root's cardinality is the number of MAIN ops. Cost: one pre-order pass over the groups, numpy
-over the ops and per level.
+root's cardinality is the number of MAIN ops. Cost: one pass over the groups, numpy over the
+ops and per level (``tree.group_levels``).
 
 :func:`histograms` (ours: done when a group is shown or described, not for every group before
 the first view): the ops below a group counted by op (embeddings excluded), by device and by
@@ -26,6 +26,7 @@ import dataclasses
 import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
+from tb_graph_plugin.hierarchy.tree import group_levels, group_parents
 
 __all__ = ["compute_stats", "histograms", "Histograms"]
 
@@ -35,11 +36,8 @@ def compute_stats(h: Hierarchy) -> None:
     groups = h.groups
     m = len(groups)
     slim = h.slim
-    pre = h.pre_order_groups()
-    for g in pre:
-        g.level = 0 if g.parent < 0 else groups[g.parent - n].level + 1
-    parent = np.fromiter((g.parent for g in groups), dtype=np.int64, count=m) - n
-    level = np.fromiter((g.level for g in groups), dtype=np.int64, count=m)
+    parent = group_parents(h)  # ids - n; negative for the root
+    level = group_levels(parent)
     # direct op children per group, and the embeddings each main op owns (counted once, for
     # its owner, however many consumers list it)
     op_parent = np.asarray(h.op_parent, dtype=np.int64) - n
@@ -58,10 +56,11 @@ def compute_stats(h: Hierarchy) -> None:
         np.add.at(card, up, card[ids])
         np.add.at(emb, up, emb[ids])
         np.maximum.at(depth, up, depth[ids] + 1)
-    for g, c, e, d in zip(groups, card.tolist(), emb.tolist(), depth.tolist()):
+    for g, c, e, d, lv in zip(groups, card.tolist(), emb.tolist(), depth.tolist(), level.tolist()):
         g.cardinality = c
         g.n_embeddings = e
         g.depth = d
+        g.level = lv
     h.histogram_memo = _Memo(any(slim.devices), any(slim.xla_clusters), {})
 
 

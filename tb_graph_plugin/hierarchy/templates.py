@@ -3,15 +3,17 @@
 Replaces the stock ``clusterSimilarSubgraphs`` (signature + pairwise DFS comparison,
 O(clusters x nodes^2), switched off above 10k nodes; [TB-GRAPH-DOC] "Finding similar
 subgraphs") with a near-linear hash, ours (after Weisfeiler-Lehman graph kernels [WL] and
-Merkle trees [MERKLE87], see docs/references.md): groups are visited children first; inside a
-group's metagraph each child
+Merkle trees [MERKLE87], see docs/references.md): groups are visited children first (one level
+of the tree at a time, deepest first); inside a group's metagraph each child
 starts with a colour (an op: its op type; a group: its structure hash), refined
 ``template_rounds`` times by the sorted colours of its in- and out-neighbours (metaedge
 kinds included); the group's ``structure_hash`` hashes the sorted final colours and the
 sorted coloured metaedges. Names, shapes and attrs are ignored. The hash of a metagraph is
-memoized (the 48 identical layers of a deep model are refined once); metagraphs with at
+memoized (the 48 identical layers of a deep model are refined once; the memo key of a whole
+pass is read from ``h.metaedge_table`` and a level's children colours gathered in numpy, as
+bytes); metagraphs with at
 least ``BIG_METAGRAPH`` metaedges are refined with numpy (neighbour multisets summed after
-a 64-bit mix instead of sorted).
+a 64-bit mix instead of sorted), those of one level together (their disjoint union).
 
 Groups sharing a hash with at least one other group get the same ``template`` id
 (``T0``, ``T1``, ... numbered in pre-order of their first member); a unique structure
@@ -25,15 +27,15 @@ its >= 2 group ids in pre-order; cost O(sum over groups of (children + metaedges
 
 from __future__ import annotations
 
-import itertools
 from typing import Optional
 
 import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
+from tb_graph_plugin.hierarchy.tree import ChildrenArrays, group_levels, group_parents
 from tb_graph_plugin.wire import EdgeKind, EdgeKindCode
 
-__all__ = ["hash_templates", "BIG_METAGRAPH"]
+__all__ = ["hash_templates", "hash_structures", "number_templates", "BIG_METAGRAPH"]
 
 BIG_METAGRAPH = 512
 """Metagraphs with at least this many metaedges (an optimizer's thousands of update ops)
@@ -54,12 +56,12 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def _wl_hash_numpy(colour: list[int], edges: list[tuple], rounds: int, is_series: bool) -> int:
-    """The same refinement with multisets summed instead of sorted (order-free either way)."""
+def _wl_hash_numpy(colour: list[int], a: np.ndarray, b: np.ndarray, k: np.ndarray, rounds: int,
+                   is_series: bool) -> int:
+    """The same refinement with multisets summed instead of sorted (order-free either way);
+    ``a``/``b``: the metaedges' source/destination positions, ``k`` their ``_KIND_SALT``."""
     col = np.array(colour, dtype=np.int64).view(np.uint64)
-    a = np.array([e[0] for e in edges], dtype=np.intp)
-    b = np.array([e[1] for e in edges], dtype=np.intp)
-    k = np.array([_KIND_SALT[e[2]] for e in edges], dtype=np.uint64)
+    a, b = a.astype(np.intp, copy=False), b.astype(np.intp, copy=False)
     with np.errstate(over="ignore"):
         for _ in range(rounds):
             ins = np.zeros(len(col), dtype=np.uint64)
@@ -69,6 +71,32 @@ def _wl_hash_numpy(colour: list[int], edges: list[tuple], rounds: int, is_series
             col = _mix(col ^ _mix(ins + _IN) ^ _mix(outs + _OUT))
         edge_keys = _mix(_mix(col[a] + _EDGE) ^ (col[b] * _M1) ^ k)
     return hash((is_series, np.sort(col).tobytes(), np.sort(edge_keys).tobytes()))
+
+
+def _wl_hash_many(graphs: list[tuple], rounds: int) -> list[int]:
+    """``_wl_hash_numpy`` of several metagraphs ``(colour, a, b, k, is_series)`` at once, refined as
+    their disjoint union (the same hashes: each node's sums run over its own metagraph's edges)."""
+    sizes = [len(colour) for colour, *_ in graphs]
+    counts = [len(a) for _, a, *_ in graphs]
+    node_start = np.concatenate(([0], np.cumsum(sizes)))
+    edge_start = np.concatenate(([0], np.cumsum(counts)))
+    col = np.concatenate([np.asarray(colour, dtype=np.int64) for colour, *_ in graphs]).view(np.uint64)
+    shift = np.repeat(node_start[:-1], counts)
+    a = np.concatenate([a for _, a, *_ in graphs]).astype(np.intp) + shift
+    b = np.concatenate([b for _, _, b, *_ in graphs]).astype(np.intp) + shift
+    k = np.concatenate([k for *_, k, _ in graphs])
+    with np.errstate(over="ignore"):
+        for _ in range(rounds):
+            ins = np.zeros(len(col), dtype=np.uint64)
+            outs = np.zeros(len(col), dtype=np.uint64)
+            np.add.at(outs, a, _mix(col[b] + k * _OUT))
+            np.add.at(ins, b, _mix(col[a] + k * _IN))
+            col = _mix(col ^ _mix(ins + _IN) ^ _mix(outs + _OUT))
+        edge_keys = _mix(_mix(col[a] + _EDGE) ^ (col[b] * _M1) ^ k)
+    col = col[np.lexsort((col, np.repeat(np.arange(len(graphs)), sizes)))]  # sorted within each metagraph
+    edge_keys = edge_keys[np.lexsort((edge_keys, np.repeat(np.arange(len(graphs)), counts)))]
+    return [hash((g[4], col[node_start[i]:node_start[i + 1]].tobytes(),
+                  edge_keys[edge_start[i]:edge_start[i + 1]].tobytes())) for i, g in enumerate(graphs)]
 
 
 def _edges(g, control, reference, data) -> tuple:
@@ -83,24 +111,20 @@ def _edges(g, control, reference, data) -> tuple:
 
 
 _KIND_OF_CODE = [EdgeKind[code.name] for code in sorted(EdgeKindCode)]
+_SALT_OF_CODE = np.array([_KIND_SALT[kind] for kind in _KIND_OF_CODE], dtype=np.uint64)
 
 
 class _TableEdges:
     """Each group's metaedges as ``_edges`` gives them, read from ``h.metaedge_table`` in numpy
     (the MetaEdge objects are not made): ``key`` packs them into bytes, a memo key equal for two
     groups exactly when their edges are (a key of either form finds the same hash: only the
-    lookup is faster); ``edges`` unpacks them for a group whose hash is computed."""
+    lookup is faster); ``edges`` unpacks them for a group whose hash is computed, ``arrays`` gives
+    them as arrays for a big metagraph."""
 
-    def __init__(self, h: Hierarchy) -> None:
+    def __init__(self, h: Hierarchy, tree: ChildrenArrays) -> None:
         table = self.table = h.metaedge_table
-        groups = h.groups
-        lengths = np.fromiter(map(len, (g.children for g in groups)), dtype=np.int64, count=len(groups))
-        flat = np.fromiter(itertools.chain.from_iterable(g.children for g in groups), dtype=np.int64,
-                           count=int(lengths.sum()))
-        pos = np.zeros(h.n_ops + len(groups), dtype=np.int64)
-        pos[flat] = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        self.src, self.dst = pos[table.src], pos[table.dst]
-        packed = (self.src * (int(lengths.max()) + 1) + self.dst) * 4 + table.kind
+        self.src, self.dst = tree.position[table.src], tree.position[table.dst]
+        packed = (self.src * (int(tree.lengths.max()) + 1) + self.dst) * 4 + table.kind
         self.keys = {gid: packed[lo:hi].tobytes() for gid, (lo, hi) in table.rows.items()}
 
     def edges(self, gid: int) -> tuple:
@@ -108,61 +132,137 @@ class _TableEdges:
         return tuple(zip(self.src[lo:hi].tolist(), self.dst[lo:hi].tolist(),
                          map(_KIND_OF_CODE.__getitem__, self.table.kind[lo:hi].tolist())))
 
+    def count(self, gid: int) -> int:
+        lo, hi = self.table.rows[gid]
+        return hi - lo
+
+    def arrays(self, gid: int) -> tuple:
+        lo, hi = self.table.rows[gid]
+        return self.src[lo:hi], self.dst[lo:hi], _SALT_OF_CODE[self.table.kind[lo:hi]]
+
+
+def _structure_hash(colour: list[int], edges: tuple, is_series: bool, rounds: int) -> int:
+    """The hash of one metagraph: children colours in order, edges ``(a, b, EdgeKind)`` by position."""
+    if len(edges) >= BIG_METAGRAPH:
+        a = np.array([e[0] for e in edges], dtype=np.intp)
+        b = np.array([e[1] for e in edges], dtype=np.intp)
+        k = np.array([_KIND_SALT[e[2]] for e in edges], dtype=np.uint64)
+        return _wl_hash_numpy(colour, a, b, k, rounds, is_series)
+    if edges:
+        n_children = len(colour)
+        for _ in range(rounds):
+            ins: list[list] = [[] for _ in range(n_children)]
+            outs: list[list] = [[] for _ in range(n_children)]
+            for a, b, k in edges:
+                outs[a].append(hash((colour[b], k)))
+                ins[b].append(hash((colour[a], k)))
+            colour = [
+                hash((colour[k], tuple(sorted(ins[k])), tuple(sorted(outs[k]))))
+                for k in range(n_children)
+            ]
+    return hash(
+        (
+            is_series,
+            tuple(sorted(colour)),
+            tuple(sorted((colour[a], colour[b], k) for a, b, k in edges)),
+        )
+    )
+
 
 def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
     """Hash every group (or, with ``dirty``, only those group ids) and assign template ids."""
-    n = h.n_ops
-    ops = h.slim.ops
-    groups = h.groups
-    rounds = h.options.template_rounds
-    pre = h.pre_order_groups()
-    data, control, reference = EdgeKind.DATA, EdgeKind.CONTROL, EdgeKind.REFERENCE
-    op_colour = {op: hash(("op", op)) for op in set(ops)}
+    hash_structures(h, dirty)
+    number_templates(h)
+
+
+def hash_structures(h: Hierarchy, dirty: Optional[set] = None) -> None:
+    """Set ``structure_hash`` of every group (or, with ``dirty``, of those group ids only, their
+    children's hashes being current); template ids are left to :func:`number_templates`."""
+    op_colour = {op: hash(("op", op)) for op in set(h.slim.ops)}
     # The hash is a pure function of (is_series, child colours in order, edges by position):
     # the 48 identical layers of a deep model are refined once, then looked up.
     memo: dict[tuple, int] = {}
-    table = _TableEdges(h) if dirty is None and h.metaedge_table is not None else None
-    edge_keys = table.keys if table is not None else {}
-    for g in reversed(pre):  # children before parents
-        if dirty is not None and g.id not in dirty:
-            continue
+    if dirty is None and h.metaedge_table is not None:
+        _hash_levels(h, op_colour, memo)
+    else:
+        _hash_groups(h, op_colour, memo, dirty)
+
+
+def _hash_groups(h: Hierarchy, op_colour: dict, memo: dict, dirty: Optional[set]) -> None:
+    """Hash the groups ``dirty`` (all when None), deepest level first, from their metaedges."""
+    n, ops, groups, rounds = h.n_ops, h.slim.ops, h.groups, h.options.template_rounds
+    data, control, reference = EdgeKind.DATA, EdgeKind.CONTROL, EdgeKind.REFERENCE
+    if dirty is None:
+        level = group_levels(group_parents(h)).tolist()
+        ids = sorted(range(n, n + len(groups)), key=lambda gid: -level[gid - n])
+    else:  # a few groups: their levels by climbing
+        ids = sorted(dirty, key=lambda gid: -len(h.ancestors(gid)))
+    for gid in ids:  # children before parents
+        g = groups[gid - n]
         children = g.children
         if not children:
             g.structure_hash = hash(("empty", g.is_series))
             continue
         colour = [op_colour[ops[c]] if c < n else groups[c - n].structure_hash for c in children]
-        edges = None
-        edge_key = edge_keys.get(g.id)
-        if edge_key is None:
-            edge_key = edges = _edges(g, control, reference, data)
-        key = (g.is_series, tuple(colour), edge_key)
+        edges = _edges(g, control, reference, data)
+        key = (g.is_series, tuple(colour), edges)
         cached = memo.get(key)
-        if cached is not None:
-            g.structure_hash = cached
-            continue
-        if edges is None:
-            edges = table.edges(g.id)
-        if len(edges) >= BIG_METAGRAPH:
-            g.structure_hash = memo[key] = _wl_hash_numpy(colour, edges, rounds, g.is_series)
-            continue
-        if edges:
-            for _ in range(rounds):
-                ins: list[list] = [[] for _ in children]
-                outs: list[list] = [[] for _ in children]
-                for a, b, k in edges:
-                    outs[a].append(hash((colour[b], k)))
-                    ins[b].append(hash((colour[a], k)))
-                colour = [
-                    hash((colour[k], tuple(sorted(ins[k])), tuple(sorted(outs[k]))))
-                    for k in range(len(children))
-                ]
-        g.structure_hash = memo[key] = hash(
-            (
-                g.is_series,
-                tuple(sorted(colour)),
-                tuple(sorted((colour[a], colour[b], k) for a, b, k in edges)),
-            )
-        )
+        if cached is None:
+            cached = memo[key] = _structure_hash(colour, edges, g.is_series, rounds)
+        g.structure_hash = cached
+
+
+def _hash_levels(h: Hierarchy, op_colour: dict, memo: dict) -> None:
+    """Hash every group from ``h.metaedge_table``, one level at a time, deepest first: the colours
+    of a level's children gathered at once (numpy), each group's memo key their bytes."""
+    n, groups, rounds = h.n_ops, h.groups, h.options.template_rounds
+    tree = ChildrenArrays(h)
+    table = _TableEdges(h, tree)
+    edge_keys = table.keys
+    colour_of = np.zeros(n + len(groups), dtype=np.int64)  # ops: their op's; groups: as hashed
+    colour_of[:n] = np.fromiter(map(op_colour.__getitem__, h.slim.ops), dtype=np.int64, count=n)
+    level = group_levels(group_parents(h))
+    by_level = np.argsort(-level, kind="stable")
+    bounds = np.searchsorted(-level[by_level], np.arange(-int(level.max()), 2)).tolist()
+    for lo, hi in zip(bounds, bounds[1:]):
+        at = by_level[lo:hi]
+        lengths = tree.lengths[at]
+        ends = np.cumsum(lengths)
+        take = np.repeat(tree.start[at] - (ends - lengths), lengths) + np.arange(int(ends[-1]) if len(at) else 0)
+        colours = colour_of[tree.flat[take]]
+        packed = colours.tobytes()
+        big: dict[tuple, tuple] = {}  # key -> (group, children colours): big metagraphs, hashed together
+        waiting = []  # (group, key) of the groups whose hash the batch gives
+        for k, a, b in zip(at.tolist(), (ends - lengths).tolist(), ends.tolist()):
+            g = groups[k]
+            if a == b:
+                g.structure_hash = hash(("empty", g.is_series))
+                continue
+            edge_key = edge_keys.get(g.id, ())
+            key = (g.is_series, packed[8 * a:8 * b], edge_key)
+            found = memo.get(key)
+            if found is None:
+                if edge_key and table.count(g.id) >= BIG_METAGRAPH:
+                    big.setdefault(key, (g, colours[a:b]))
+                    waiting.append((g, key))
+                    continue
+                edges = table.edges(g.id) if edge_key else ()
+                found = memo[key] = _structure_hash(colours[a:b].tolist(), edges, g.is_series, rounds)
+            g.structure_hash = found
+        if big:
+            found_big = _wl_hash_many([(colour, *table.arrays(g.id), g.is_series) for g, colour in big.values()],
+                                      rounds)
+            memo.update(zip(big, found_big))
+            for g, key in waiting:
+                g.structure_hash = memo[key]
+        colour_of[n + at] = [groups[k].structure_hash for k in at.tolist()]
+
+
+def number_templates(h: Hierarchy) -> None:
+    """Template ids ``T0``, ``T1``, ... for hashes shared by >= 2 groups, in pre-order of their
+    first member; members listed in pre-order; the root has none."""
+    groups, n = h.groups, h.n_ops
+    pre = h.pre_order_groups()
     by_hash: dict[int, list[int]] = {}
     for g in pre[1:]:  # the root has no template
         by_hash.setdefault(g.structure_hash, []).append(g.id)

@@ -10,7 +10,7 @@ from tensorboard.compat.proto import config_pb2, graph_pb2
 from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy, node_details
 from tb_graph_plugin.hierarchy import templates
-from tb_graph_plugin.hierarchy.infer import candidate_prefixes, shared_uniquifier
+from tb_graph_plugin.hierarchy.infer_names import candidate_prefixes, shared_uniquifier
 from tb_graph_plugin.hierarchy.profile import join_step_stats
 from tb_graph_plugin.hierarchy.stats import histograms
 from tb_graph_plugin.ingest.local import load_graph_def_from_path
