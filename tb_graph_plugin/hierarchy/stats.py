@@ -15,7 +15,9 @@ ops and per level (``tree.group_levels``).
 the first view): the ops below a group counted by op (embeddings excluded), by device and by
 XLA cluster, each keyed in order of first occurrence in a pre-order walk of the group's children
 (the order a bottom-up merge of the children's histograms gives: ties sort the same). Cost
-O(ops below the group), memoized per hierarchy.
+O(ops below the group), memoized per hierarchy. :func:`top_placement` (what a drawn group shows:
+its most common device and XLA cluster) walks nothing when no op of the graph has either (a
+trace's graph, a PyTorch graph).
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ import dataclasses
 
 import numpy as np
 
+from typing import Optional
+
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.tree import group_levels, group_parents
 
-__all__ = ["compute_stats", "histograms", "Histograms"]
+__all__ = ["compute_stats", "histograms", "Histograms", "top_placement"]
 
 
 def compute_stats(h: Hierarchy) -> None:
@@ -95,6 +99,20 @@ def histograms(h: Hierarchy, gid: int) -> Histograms:
                        _counts(slim.xla_clusters, below, True) if memo.any_xla else {})
     memo.found[gid] = found
     return found
+
+
+def top_placement(h: Hierarchy, gid: int) -> tuple[Optional[str], Optional[str]]:
+    """The device and the XLA cluster most ops below group ``gid`` have (a tie: the larger
+    name; None for none); ``(None, None)`` at once when no op of the graph has either."""
+    memo = h.histogram_memo
+    if not (memo.any_device or memo.any_xla):
+        return None, None
+    counted = histograms(h, gid)
+    return _top(counted.devices), _top(counted.xla)
+
+
+def _top(hist: dict) -> Optional[str]:
+    return max(hist.items(), key=lambda kv: (kv[1], kv[0]))[0] if hist else None
 
 
 def _counts(column: list, below: list[int], skip_empty: bool = False) -> dict:

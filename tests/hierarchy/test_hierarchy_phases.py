@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import pytest
+
 from tensorboard.compat.proto import config_pb2, graph_pb2
 
 from tb_graph_plugin.graph import build_slim_graph
@@ -12,7 +14,7 @@ from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy, node_de
 from tb_graph_plugin.hierarchy import templates
 from tb_graph_plugin.hierarchy.infer_names import candidate_prefixes, shared_uniquifier
 from tb_graph_plugin.hierarchy.profile import join_step_stats
-from tb_graph_plugin.hierarchy.stats import histograms
+from tb_graph_plugin.hierarchy.stats import histograms, top_placement
 from tb_graph_plugin.ingest.local import load_graph_def_from_path
 from tests.hierarchy.invariants import check_invariants
 
@@ -81,6 +83,25 @@ def test_histograms_count_the_ops_below_in_children_order():
         assert [list(d.items()) for d in (got.ops, got.devices, got.xla)] == [list(d.items()) for d in want]
     assert list(histograms(h, h.root.id).ops.items()) == [("Relu", 2), ("MatMul", 1), ("Tanh", 2)]
     assert histograms(h, h.id_of("b")).devices == {"/cpu:0": 2, "/gpu:0": 1}
+
+
+def test_top_placement_is_the_most_common_device_and_cluster_and_walks_nothing_without_them(monkeypatch):
+    """What a drawn group shows: its ops' most common device and XLA cluster (a tie: the larger
+    name). A graph whose ops have neither answers None without walking the group's ops."""
+    g = graph_pb2.GraphDef()
+    for name, device, cluster in [("b/x", "/cpu:0", ""), ("b/y", "/gpu:0", "c2"), ("b/z", "/gpu:0", "c1"),
+                                  ("b/w", "/cpu:0", "c2"), ("b/v", "/gpu:0", "")]:
+        node = g.node.add(name=name, op="Relu", device=device)
+        if cluster:
+            node.attr["_XlaCluster"].s = cluster.encode()
+    h = build_hierarchy(build_slim_graph(g))
+    assert top_placement(h, h.id_of("b")) == ("/gpu:0", "c2")
+    bare = graph_pb2.GraphDef()
+    for name in ("b/x", "b/y", "c"):
+        bare.node.add(name=name, op="Relu")
+    h = build_hierarchy(build_slim_graph(bare))
+    monkeypatch.setattr(type(h), "leaf_ops", lambda *a: pytest.fail("walked the ops of a graph without devices"))
+    assert top_placement(h, h.id_of("b")) == (None, None) and top_placement(h, h.root.id) == (None, None)
 
 
 def test_histograms_of_a_real_model_equal_the_merge(real_logs):

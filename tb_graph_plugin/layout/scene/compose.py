@@ -26,7 +26,7 @@ from typing import Iterable, Optional
 from tb_graph_plugin import wire
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.split import is_artificial
-from tb_graph_plugin.hierarchy.stats import histograms
+from tb_graph_plugin.hierarchy.stats import top_placement
 from tb_graph_plugin.layout.scene.cache import LayoutCache
 from tb_graph_plugin.layout.scene.fit import fit_heights
 from tb_graph_plugin.layout.scene.group import GroupLayout, layout_group
@@ -89,10 +89,6 @@ def group_layouts(h: Hierarchy, visible: set[int], o: SceneOptions, cache: Layou
     return out
 
 
-def _top(hist: dict) -> Optional[str]:
-    return max(hist.items(), key=lambda kv: (kv[1], kv[0]))[0] if hist else None
-
-
 def _scene_node(h: Hierarchy, p: PlacedNode, x: float, y: float, parent: Optional[str],
                 expanded: bool) -> wire.SceneNode:
     node = wire.SceneNode(name=p.name, label=p.label or p.name.rsplit("/", 1)[-1], kind=p.kind, x=x, y=y,
@@ -111,9 +107,7 @@ def _scene_node(h: Hierarchy, p: PlacedNode, x: float, y: float, parent: Optiona
         node.label = g.label
         node.cardinality = g.cardinality
         node.template = g.template
-        counted = histograms(h, p.hid)
-        node.device = _top(counted.devices)
-        node.xla_cluster = _top(counted.xla)
+        node.device, node.xla_cluster = top_placement(h, p.hid)
         node.compute_time_us = g.compute_time_us
         node.memory_bytes = g.memory_bytes
         node.artificial = is_artificial(g)
