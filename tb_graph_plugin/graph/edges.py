@@ -87,16 +87,16 @@ def read_edges(slim: SlimGraph, inputs: list, marker):
     finally:
         del index[marker]
     is_marker = found == _MARKED
-    real = np.flatnonzero(~is_marker)  # each input's position in ``inputs``
-    src_col = found[real]
-    dst_col = (np.cumsum(is_marker) - 1)[real]
-    n_in = len(real)
+    src_col = found[~is_marker]
+    starts = np.flatnonzero(is_marker)  # op k's marker is at starts[k]: its inputs follow
+    dst_col = np.repeat(np.arange(len(starts), dtype=np.int64), np.diff(starts, append=len(inputs)) - 1)
+    n_in = len(src_col)
     kind_col = np.full(n_in, int(EdgeKindCode.DATA), dtype=np.int64)
     out_col = np.zeros(n_in, dtype=np.int64)
     ops = slim.ops
     if REFERENCE_EDGE_OPS.intersection(ops):  # input 0 of a reference op: right after its marker
         ref = np.flatnonzero(np.fromiter(map(REFERENCE_EDGE_OPS.__contains__, ops), dtype=bool, count=len(ops)))
-        first = np.flatnonzero(is_marker)[ref] + 1
+        first = starts[ref] + 1
         has = first < len(inputs)
         ref, first = ref[has], first[has]
         has = ~is_marker[first]
@@ -106,7 +106,8 @@ def read_edges(slim: SlimGraph, inputs: list, marker):
         return src_col, dst_col, kind_col, out_col
     # control inputs (``^x``) first, in C-level passes; then ``x:N`` and names of absent nodes
     get = index.get
-    raws = list(map(inputs.__getitem__, real[misses].tolist()))
+    # a miss's position in ``inputs``: after its op's marker and those of the ops before
+    raws = list(map(inputs.__getitem__, (np.asarray(misses, dtype=np.int64) + dst_col[misses] + 1).tolist()))
     stripped = list(map(str.removeprefix, raws, repeat("^")))  # the same object when not a control input
     controls = np.fromiter(map(get, stripped, repeat(-1)), dtype=np.int64, count=len(raws))
     found = (controls >= 0) & np.fromiter(map(is_not, stripped, raws), dtype=bool, count=len(raws))
