@@ -273,8 +273,7 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, op_ids: list[in
     other = ~(main_src & main_dst)
     emb = np.flatnonzero(other)
     ids = np.array(op_ids, dtype=object)  # shared int objects: see _shared
-    slim.embedding_edges = list(zip(_shared(ids, src[emb]), _shared(ids, dst[emb]), kind[emb].tolist(),
-                                    out[emb].tolist()))  # zip over lists: faster than over object arrays
+    slim.embedding_edges = list(zip(ids[src[emb]], ids[dst[emb]], kind[emb].tolist(), out[emb].tolist()))
     # An in-embedding is listed beside the op it feeds (or that op's owner), not a base edge.
     listed_in = other & (r_src == EmbeddingRole.IN_EMBEDDING)
     # An out-embedding is listed beside its producer when that producer is its owner.
