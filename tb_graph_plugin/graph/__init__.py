@@ -75,7 +75,8 @@ class _Build:
     graph_def: Any
     options: SlimGraphOptions
     slim: SlimGraph
-    inputs: Optional[tuple] = None  # every op's raw input strings and a count per op (``nodes`` -> ``edges``)
+    inputs: Optional[tuple] = None  # every op's raw input strings, each op's after a marker, and the
+    # marker (``nodes`` -> ``edges``)
     raw_edges: Optional[tuple] = None  # edge columns before embeddings are placed
     op_ids: Optional[list] = None  # ``list(range(n_nodes))``: one int object per op id, shared by the
     # name index and the edge and embedding columns (``index`` -> ``embeddings``; 32 bytes per mention saved)

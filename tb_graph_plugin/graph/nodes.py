@@ -10,8 +10,9 @@ Pre-condition: ``graph`` is a parsed ``GraphDef``, or an ``ingest.graph_encoding
 (a worker's: its columns are read in C already, and the NodeDefs kept as encodings).
 Post-condition: every per-op column of ``slim`` has one entry per NodeDef (GraphDef order,
 then library nodes); ``slim.names == slim.original_names``; the raw input strings are
-returned for the edge phase (all of them op after op, and a count per op); shapes are tuples of ints (-1 unknown) or
-None for unknown rank.
+returned for the edge phase (all of them op after op, each op's preceded by a *marker*, a value
+no node name and no real input equals: ``ingest.graph_encoding.MARKER`` as read in C, None as
+read here), with that marker; shapes are tuples of ints (-1 unknown) or None for unknown rank.
 """
 
 from __future__ import annotations
@@ -61,10 +62,11 @@ def _append(slim: SlimGraph, name: str, op: str, device: Optional[str], xla, sha
     return i
 
 
-def read_nodes(graph, slim: SlimGraph, function_library: bool = True) -> tuple[list[str], list[int]]:
+def read_nodes(graph, slim: SlimGraph, function_library: bool = True) -> tuple[list, object]:
     """Fill the per-op columns of ``slim`` from ``graph``, a parsed ``GraphDef`` or an
     ``ingest.graph_encoding.EncodedGraphDef`` (columns read in C; NodeDefs kept as encodings);
-    return every op's raw input strings, op after op, and how many each op has."""
+    return every op's raw input strings, op after op, each op's preceded by the marker returned
+    beside them (module docstring)."""
     encoded = isinstance(graph, EncodedGraphDef)
     if encoded:
         slim.node_defs.set_encodings(graph.nodes)
@@ -89,17 +91,19 @@ def read_nodes(graph, slim: SlimGraph, function_library: bool = True) -> tuple[l
     slim.functions_of.extend([None] * n)
     if any(sh is not None for sh in shapes):
         slim.has_shape_info = True
-    inputs, counts = columns.inputs, columns.input_counts
+    inputs, marker = columns.inputs, columns.input_marker
     if function_library:
         for func in graph.library.function:
-            _read_function(func, slim, inputs, counts)
-    return inputs, counts
+            _read_function(func, slim, inputs, marker)
+    return inputs, marker
 
 
 def read_node_protos(nodes) -> NodeColumns:
     """The columns of ``nodes`` (NodeDefs), one at a time through protobuf's Python API: a
-    parsed GraphDef's, or an encoded one's whose columns ``ingest.graph_encoding`` could not read."""
-    names, ops, devices, inputs, counts, attr_nodes = ([], [], [], [], [], [])
+    parsed GraphDef's, or an encoded one's whose columns ``ingest.graph_encoding`` could not read.
+    Each op's inputs are preceded by None (no input is None)."""
+    names, ops, devices, inputs, attr_nodes = ([], [], [], [], [])
+    append_input = inputs.append
     intern = sys.intern  # op types and devices repeat: one string each, not one per op (~90 MB at 1M ops)
     for i, node in enumerate(nodes):  # the hot loop: inlined, one pass over the protos
         names.append(node.name)
@@ -109,10 +113,9 @@ def read_node_protos(nodes) -> NodeColumns:
         attr = node.attr
         if "_output_shapes" in attr or "_XlaCluster" in attr:
             attr_nodes.append(i)
-        raws = node.input
-        counts.append(len(raws))
-        inputs.extend(raws)
-    return NodeColumns(names, ops, devices, inputs, counts, attr_nodes)
+        append_input(None)
+        inputs.extend(node.input)
+    return NodeColumns(names, ops, devices, inputs, None, attr_nodes)
 
 
 def _function_input(prefix: str, raw: str) -> str:
@@ -128,7 +131,8 @@ def _function_input(prefix: str, raw: str) -> str:
     return ("^" if control else "") + name
 
 
-def _read_function(func, slim: SlimGraph, inputs: list[str], counts: list[int]) -> None:
+def _read_function(func, slim: SlimGraph, inputs: list, marker) -> None:
+    """Append ``func``'s nodes to ``slim`` and their inputs (prefixed: never the marker) to ``inputs``."""
     fname = func.signature.name
     prefix = f"{FUNCTION_LIBRARY_PREFIX}{fname}/"
     info = FunctionInfo(name=fname)
@@ -139,14 +143,14 @@ def _read_function(func, slim: SlimGraph, inputs: list[str], counts: list[int]) 
         slim.function_input_index[i] = k
         info.input_arg_ids.append(i)
         info.node_ids.append(i)
-        counts.append(0)
+        inputs.append(marker)
         taken.add(arg.name)
     for node in func.node_def:
         i = _append(slim, prefix + node.name, node.op, node.device or None, _xla_cluster(node),
                     _shapes(node), node, fname)
         info.node_ids.append(i)
+        inputs.append(marker)
         inputs.extend(_function_input(prefix, raw) for raw in node.input)
-        counts.append(len(node.input))
         taken.add(node.name)
     for k, arg in enumerate(func.signature.output_arg):
         local = arg.name if arg.name not in taken else arg.name + "_output"
@@ -154,7 +158,7 @@ def _read_function(func, slim: SlimGraph, inputs: list[str], counts: list[int]) 
         slim.function_output_index[i] = k
         info.output_arg_ids.append(i)
         info.node_ids.append(i)
+        inputs.append(marker)
         ret = func.ret.get(arg.name)
         if ret:
             inputs.append(_function_input(prefix, ret))
-        counts.append(1 if ret else 0)

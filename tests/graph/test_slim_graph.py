@@ -124,3 +124,24 @@ def test_function_library_nodes():
     assert slim.ops[y] == "output_arg" and slim.function_output_index[y] == 0
     assert slim.functions["f"].node_ids == [x, sq, y]
     assert sorted(zip(slim.edge_src, slim.edge_dst)) == sorted([(x, sq), (sq, y)])
+
+
+def test_inputs_resolve_the_same_through_the_marker_lookups_and_input_by_input():
+    """Regression (issue 21, the inputs handed to the edge phase with each op's marker): ops
+    without inputs between others, reference ops whose input 0 is dangling, a control input or
+    ``x:N``, resolve the same in the fast path (markers found by the lookups), read from the
+    parsed GraphDef or from its encoding, and input by input (a name holding ``:``)."""
+    from tb_graph_plugin.ingest.graph_encoding import split_graph_def
+
+    nodes = [("v", "VariableV2", []), ("w", "VariableV2", []), ("x", "Placeholder", []),
+             ("as0", "Assign", []), ("as1", "Assign", ["ghost", "x"]), ("as2", "Assign", ["^x", "v"]),
+             ("as3", "Assign", ["w:0", "x"]), ("c", "Add", ["x:1", "^v", "x", "gone:2"]),
+             ("as4", "Assign", ["v", "x"]), ("z", "NoOp", [])]
+    R, D, C = EdgeKindCode.REFERENCE, EdgeKindCode.DATA, EdgeKindCode.CONTROL
+    want = [("v", "as2", D, 0), ("v", "as4", R, 0), ("v", "c", C, -1), ("w", "as3", R, 0), ("x", "as1", D, 0),
+            ("x", "as2", C, -1), ("x", "as3", D, 0), ("x", "as4", D, 0), ("x", "c", D, 0), ("x", "c", D, 1)]
+    for extra in ([], [("odd:name", "NoOp", [])]):  # a name holding ":": input by input
+        g = _graph(*nodes, *extra)
+        for slim in (build_slim_graph(g), build_slim_graph(split_graph_def(g.SerializeToString(), "g"))):
+            assert _edges(slim) == want
+            assert [(slim.names[d.node], d.input) for d in slim.dangling] == [("as1", "ghost"), ("c", "gone:2")]
