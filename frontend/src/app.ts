@@ -19,7 +19,7 @@ import { jump, type NavHost } from "./app/navigation";
 import { NodeDataPanel } from "./app/node_data";
 import { refFromPickers } from "./app/pickers";
 import { SearchBox } from "./app/search";
-import { Selection } from "./app/selection";
+import { NodeSelection } from "./app/selection";
 import { Session } from "./app/session";
 import { Shell } from "./app/shell";
 import { SplitPane } from "./app/split_pane";
@@ -143,7 +143,7 @@ export class App {
     diffChanged: () => this.split.diffChanged(),
   });
   /** the selection and its info pane (app/selection.ts) */
-  private readonly selection: Selection = new Selection({
+  private readonly selection: NodeSelection = new NodeSelection({
     main: this.main,
     infoBox: this.ui.infoBox,
     data: this.body.dataset,

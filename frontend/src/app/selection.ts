@@ -9,7 +9,7 @@ import type { GraphView } from "./graph_view";
 import { showInfo } from "./info";
 import type { NodeDataPanel } from "./node_data";
 
-export interface SelectionHost {
+export interface NodeSelectionHost {
   readonly main: GraphView;
   readonly infoBox: HTMLElement;
   /** where the selected node's name goes (the page's body) */
@@ -28,8 +28,8 @@ export interface SelectionHost {
   traceInputs(): void;
 }
 
-export class Selection {
-  constructor(private readonly host: SelectionHost) {}
+export class NodeSelection {
+  constructor(private readonly host: NodeSelectionHost) {}
 
   toggleExpand(name: string): void {
     if (name.startsWith(GHOST_PREFIX)) return;
