@@ -1,7 +1,7 @@
 // The edges of a drawing, batched by style (data / control / reversed, traced, on-screen width)
 // into one path each: thousands of separate strokes cost too much. Edges shorter than 1.5 px
 // on screen (under the node dots anyway) are skipped unless traced; arrow heads only from
-// k >= 0.15. Part of render/renderer.ts's drawItems.
+// k >= 0.15. Part of render/item_draw.ts's drawItems.
 import type { SceneModel } from "./model";
 import type { Palette } from "./colors";
 import { arrow, edgePath } from "./geometry";

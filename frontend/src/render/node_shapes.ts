@@ -1,7 +1,7 @@
 // The outline of a node by its kind, filled and stroked with the context's current styles:
 // groups rounded boxes (dashed outline when inferred), series three stacked boxes, bridges and
 // stubs dashed pills, in-embeddings circles, out-embeddings diamonds, ops ellipses; an extracted
-// node gets a dashed frame. And the +/- control of a group. Part of render/renderer.ts.
+// node gets a dashed frame. And the +/- control of a group. Part of render/node_draw.ts.
 import type { SceneNode } from "../api/types";
 import type { Palette } from "./colors";
 import { INFERRED_DASH, roundRect } from "./geometry";

@@ -1,5 +1,5 @@
 // An op's label beside its ellipse (an op's ellipse is too small for text), placed where it
-// covers no other node or label. Part of render/renderer.ts's drawing of the nodes.
+// covers no other node or label. Part of render/item_draw.ts's drawing of the nodes.
 import type { SceneNode } from "../api/types";
 import type { Palette } from "./colors";
 import { FONT, type TextFitter } from "./label_fit";
