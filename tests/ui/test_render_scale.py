@@ -85,6 +85,30 @@ def hover_and_click(page, frame, name: str) -> None:
     frame.wait_for_function(f"document.body.dataset.selected === {json.dumps(name)}", timeout=5000)
 
 
+def tile_pixels(frame, groups: list[str]) -> dict:
+    """The canvas's near-black pixels (none in the light theme: the canvas is opaque, so a square
+    no drawing reached stays black), and the groups whose centre (a 5x5 px window) is darker than
+    an open group's pale fill and the few fine lines inside it."""
+    return frame.evaluate("""(groups) => {
+        const canvas = document.querySelector('[data-canvas]');
+        const ctx = canvas.getContext('2d');
+        const img = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+        let black = 0;
+        for (let i = 0; i < img.length; i += 4) if (img[i] < 40 && img[i + 1] < 40 && img[i + 2] < 40) black++;
+        const r = canvas.getBoundingClientRect();
+        const dpr = canvas.width / r.width;
+        const dark = [];
+        for (const n of window.graphExplorer.nodes()) {
+            if (!groups.includes(n.name)) continue;
+            const w = ctx.getImageData(Math.round((n.x - r.left) * dpr) - 2, Math.round((n.y - r.top) * dpr) - 2, 5, 5).data;
+            let lum = 0;
+            for (let i = 0; i < w.length; i += 4) lum += (w[i] + w[i + 1] + w[i + 2]) / 3;
+            if (lum / 25 < 170) dark.push([n.name, Math.round(lum / 25)]);
+        }
+        return {black, dark_groups: dark};
+    }""", groups)
+
+
 def test_big_scene_lod_tiles_no_long_tasks_and_hits(page, tensorboard_url, ui_logdir, tmp_path):
     page.add_init_script(LONGTASKS)
     page.goto(f"{tensorboard_url(ui_logdir, min_runs=4)}/#graph_explorer")
@@ -107,6 +131,12 @@ def test_big_scene_lod_tiles_no_long_tasks_and_hits(page, tensorboard_url, ui_lo
     assert draw["tiles"]["missing"] == 0 and draw["tiles"]["tiles"] > 0
     assert int(frame.evaluate("document.body.dataset.drawnNodes")) > LOD_MIN_NODES
     page.screenshot(path=str(SHOTS / "render_scale_tiles.png"))
+    # what the tiles drew: a heavy tile is drawn a quarter at a time, each part where it belongs
+    # (every part used to be drawn at its tile's corner: black, never drawn squares and grey
+    # blocks where the groups were)
+    pixels = tile_pixels(frame, groups)
+    assert pixels["black"] == 0, pixels
+    assert pixels["dark_groups"] == [], pixels
     target = op(30, 75)
     hover_and_click(page, frame, target)
 

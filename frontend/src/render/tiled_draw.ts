@@ -42,7 +42,7 @@ export class TiledDrawing {
     this.tiles.setContent(host.tileKey(model, st, dpr));
     const stats: DrawStats = { nodes: 0, edges: 0, labels: 0, ms: 0, edgeMs: 0 };
     const tiles = this.tiles.draw(ctx, vp, w, h, dpr, {
-      draw: (tctx, s, x0, y0, size) => this.drawTile(tctx, model, still, s / dpr, x0, y0, size),
+      draw: (tctx, s, x0, y0, size, px, py) => this.drawTile(tctx, model, still, s / dpr, x0, y0, size, px, py),
       weight: (x0, y0, size) => model.weightIn({ x0, y0, x1: x0 + size, y1: y0 + size }),
     });
     ctx.setTransform(dpr * vp.k, 0, 0, dpr * vp.k, dpr * vp.tx, dpr * vp.ty);
@@ -60,11 +60,12 @@ export class TiledDrawing {
     return { stats, tiles };
   }
 
-  /** One tile: the world square [x0, x0 + size)^2 at k CSS px per unit into a tile's context. */
+  /** One tile, or a part of one: the world square [x0, x0 + size)^2 at k CSS px per unit into a
+   * tile's context, its corner at the bitmap's pixel (px, py). */
   private drawTile(tctx: CanvasRenderingContext2D, model: SceneModel, st: DrawState, k: number,
-                   x0: number, y0: number, size: number): void {
+                   x0: number, y0: number, size: number, px: number, py: number): void {
     const dpr = window.devicePixelRatio || 1;
-    tctx.setTransform(k * dpr, 0, 0, k * dpr, -x0 * k * dpr, -y0 * k * dpr);
+    tctx.setTransform(k * dpr, 0, 0, k * dpr, px - x0 * k * dpr, py - y0 * k * dpr);
     tctx.fillStyle = this.host.palette().background;
     tctx.fillRect(x0, y0, size, size);
     const view = { x0, y0, x1: x0 + size, y1: y0 + size };

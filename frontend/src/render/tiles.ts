@@ -22,11 +22,13 @@ export interface TileView {
 }
 
 /** What the tiles show. `draw` draws the world square [x0, x0 + size)^2 at `scale` device px per
- * unit into ctx (whose clip the cache has set to that square); `weight` says how much drawing
+ * unit into ctx, its corner (x0, y0) at the bitmap's pixel (px, py) (a heavy tile is drawn a part
+ * at a time: the part's place in its tile), within the clip the cache has set to that square of
+ * the bitmap; `weight` says how much drawing
  * that square costs (~ microseconds: items in it), so that a heavy tile is drawn a quarter at
  * a time, over several frames. */
 export interface TileDrawer {
-  draw(ctx: CanvasRenderingContext2D, scale: number, x0: number, y0: number, size: number): void;
+  draw(ctx: CanvasRenderingContext2D, scale: number, x0: number, y0: number, size: number, px: number, py: number): void;
   weight(x0: number, y0: number, size: number): number;
 }
 
@@ -161,7 +163,7 @@ export class TileCache {
       ctx.beginPath();
       ctx.rect(px, py, side, side);
       ctx.clip();
-      drawer.draw(ctx, s, x0, y0, size);
+      drawer.draw(ctx, s, x0, y0, size, px, py);
       ctx.restore();
       drawn++;
     }
