@@ -157,11 +157,19 @@ def worker_main(receive: Callable[[], Any], send: Callable[[Any], None]) -> None
             t.join()
 
 
+SWITCH_INTERVAL_S = 0.001
+"""The worker's GIL switch interval (Python's default is 0.005 s). The main thread reads a job's
+graph from the pipe a read at a time and takes the GIL back after each; while a lane builds or
+the imports run, each take waited for the switch interval (a 1M-op graph's 165 MB, in 1 MiB reads:
+~1 s at 5 ms, ~0.3 s at 1 ms; ``bench/bench_hand_off.py``). A lone thread never switches."""
+
+
 def _stdio_main() -> None:
     """Entry point of a worker process: pickles in on stdin, out on the real stdout.
 
     Anything a library prints goes to stderr, so it cannot corrupt the protocol.
     """
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     protocol_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr

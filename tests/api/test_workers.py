@@ -252,3 +252,22 @@ def test_node_of_a_copy_drawn_beside_another_node(app):
     response = app.get(OURS + "/node", run="torch_cnn", name=f"nope@{op}", wait="30")
     assert response.status_code == 404
     assert response.get_json()["error"] == f"Not found: no node 'nope@{op}' in this graph"
+
+
+@pytest.mark.skipif(not hasattr(__import__("fcntl"), "F_GETPIPE_SZ"), reason="F_GETPIPE_SZ is Linux's (Python >= 3.10)")
+def test_the_pipe_to_a_worker_holds_a_mebibyte():
+    """A graph's encoding crosses to the worker in 1 MiB reads, not the 64 KiB of a default pipe:
+    a worker busy on its other lane (or importing) takes the GIL back once per read, and a
+    1M-op graph's 165 MB took seconds in 64 KiB reads beside a busy thread."""
+    import fcntl
+
+    from tb_graph_plugin.api.worker_link import PIPE_BYTES, WorkerLink
+
+    with open("/proc/sys/fs/pipe-max-size") as f:
+        if int(f.read()) < PIPE_BYTES:
+            pytest.skip("this system caps pipes below 1 MiB")
+    link = WorkerLink(0, lambda *a: None, 1)
+    try:
+        assert fcntl.fcntl(link.process.stdin.fileno(), fcntl.F_GETPIPE_SZ) >= PIPE_BYTES
+    finally:
+        link.stop()
