@@ -61,7 +61,14 @@ def _wl_hash_numpy(colour: list[int], a: np.ndarray, b: np.ndarray, k: np.ndarra
     """The same refinement with multisets summed instead of sorted (order-free either way);
     ``a``/``b``: the metaedges' source/destination positions, ``k`` their ``_KIND_SALT``."""
     col = np.array(colour, dtype=np.int64).view(np.uint64)
-    a, b = a.astype(np.intp, copy=False), b.astype(np.intp, copy=False)
+    col, edge_keys = _refine(col, a.astype(np.intp, copy=False), b.astype(np.intp, copy=False), k, rounds)
+    return hash((is_series, np.sort(col).tobytes(), np.sort(edge_keys).tobytes()))
+
+
+def _refine(col: np.ndarray, a: np.ndarray, b: np.ndarray, k: np.ndarray, rounds: int) -> tuple:
+    """``rounds`` of refinement of the colours ``col`` (uint64) by the summed mixes of their in-
+    and out-neighbours over the edges ``a -> b`` of salts ``k``; the final colours and each edge's
+    key."""
     with np.errstate(over="ignore"):
         for _ in range(rounds):
             ins = np.zeros(len(col), dtype=np.uint64)
@@ -69,8 +76,7 @@ def _wl_hash_numpy(colour: list[int], a: np.ndarray, b: np.ndarray, k: np.ndarra
             np.add.at(outs, a, _mix(col[b] + k * _OUT))
             np.add.at(ins, b, _mix(col[a] + k * _IN))
             col = _mix(col ^ _mix(ins + _IN) ^ _mix(outs + _OUT))
-        edge_keys = _mix(_mix(col[a] + _EDGE) ^ (col[b] * _M1) ^ k)
-    return hash((is_series, np.sort(col).tobytes(), np.sort(edge_keys).tobytes()))
+        return col, _mix(_mix(col[a] + _EDGE) ^ (col[b] * _M1) ^ k)
 
 
 def _wl_hash_many(graphs: list[tuple], rounds: int) -> list[int]:
@@ -85,14 +91,7 @@ def _wl_hash_many(graphs: list[tuple], rounds: int) -> list[int]:
     a = np.concatenate([a for _, a, *_ in graphs]).astype(np.intp) + shift
     b = np.concatenate([b for _, _, b, *_ in graphs]).astype(np.intp) + shift
     k = np.concatenate([k for *_, k, _ in graphs])
-    with np.errstate(over="ignore"):
-        for _ in range(rounds):
-            ins = np.zeros(len(col), dtype=np.uint64)
-            outs = np.zeros(len(col), dtype=np.uint64)
-            np.add.at(outs, a, _mix(col[b] + k * _OUT))
-            np.add.at(ins, b, _mix(col[a] + k * _IN))
-            col = _mix(col ^ _mix(ins + _IN) ^ _mix(outs + _OUT))
-        edge_keys = _mix(_mix(col[a] + _EDGE) ^ (col[b] * _M1) ^ k)
+    col, edge_keys = _refine(col, a, b, k, rounds)
     col = col[np.lexsort((col, np.repeat(np.arange(len(graphs)), sizes)))]  # sorted within each metagraph
     edge_keys = edge_keys[np.lexsort((edge_keys, np.repeat(np.arange(len(graphs)), counts)))]
     return [hash((g[4], col[node_start[i]:node_start[i + 1]].tobytes(),
