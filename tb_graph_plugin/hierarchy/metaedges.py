@@ -26,7 +26,7 @@ import numpy as np
 from tb_graph_plugin.wire import EdgeKindCode
 from tb_graph_plugin.hierarchy.dataflow import edge_arrays
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdgeTable
-from tb_graph_plugin.hierarchy.placement import lca_children
+from tb_graph_plugin.hierarchy.placement import lca_child_ends
 from tb_graph_plugin.hierarchy.tree import group_levels, group_parents
 
 __all__ = ["build_metaedges"]
@@ -47,16 +47,7 @@ def build_metaedges(h: Hierarchy) -> None:
         return
     src, dst = edge_arrays(h)
     par = np.concatenate([np.asarray(h.op_parent, dtype=np.int64), group_parent + n])
-    ps, pd = par[src], par[dst]
-    a, b = src.copy(), dst.copy()  # the ends' ancestors that are children of the LCA
-    cross = np.flatnonzero(ps != pd)
-    if len(cross):
-        pairs, inv = np.unique(ps[cross] * total + pd[cross], return_inverse=True)
-        ca, cb = lca_children(pairs // total - n, pairs % total - n, group_parent, level)
-        inv = inv.reshape(-1)
-        ca, cb = ca[inv], cb[inv]
-        a[cross] = np.where(ca < 0, src[cross], ca + n)
-        b[cross] = np.where(cb < 0, dst[cross], cb + n)
+    a, b = lca_child_ends(src, dst, par, group_parent, level, n)  # the ends' ancestors under the LCA
     # One MetaEdge per (a, b), in order of first appearance; base edges in edge order: one stable
     # sort of the edges by (a, b), each run of equal keys a MetaEdge.
     key = a * total + b

@@ -26,7 +26,7 @@ from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.tree import ChildrenArrays, group_levels
 from tb_graph_plugin.hierarchy.wide import WideContraction, edge_codes, peeled_rank, successor_sets
 
-__all__ = ["ChildEdges", "lca_children", "placed_edges"]
+__all__ = ["ChildEdges", "lca_child_ends", "lca_children", "placed_edges"]
 
 _WIDE = 2048  # a narrower group is cheaper in Python (dataflow.Contraction)
 
@@ -52,6 +52,26 @@ def lca_children(a: np.ndarray, b: np.ndarray, parent: np.ndarray, level: np.nda
         ca[up], cb[up] = a[up], b[up]
         a[up], b[up] = parent[a[up]], parent[b[up]]
     return ca, cb
+
+
+def lca_child_ends(src: np.ndarray, dst: np.ndarray, parent: np.ndarray, group_parent: np.ndarray,
+                   level: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """For edges ``src -> dst`` (hierarchy ids), the ancestors of each end that are children of
+    the edge's lowest common ancestor (an end that is itself a child of it: the end). ``parent``:
+    the group holding each op and group (hierarchy ids); ``group_parent``/``level`` as for
+    :func:`lca_children`. Edges are grouped by their ends' parents, so each pair climbs once."""
+    total = len(parent)
+    a, b = src.copy(), dst.copy()
+    ps, pd = parent[src], parent[dst]
+    cross = np.flatnonzero(ps != pd)
+    if len(cross):
+        pairs, inverse = np.unique(ps[cross] * total + pd[cross], return_inverse=True)
+        ca, cb = lca_children(pairs // total - n, pairs % total - n, group_parent, level)
+        inverse = inverse.reshape(-1)
+        ca, cb = ca[inverse], cb[inverse]
+        a[cross] = np.where(ca < 0, src[cross], ca + n)
+        b[cross] = np.where(cb < 0, dst[cross], cb + n)
+    return a, b
 
 
 class ChildEdges:
@@ -93,16 +113,7 @@ class ChildEdges:
         group_parent = parent[n:] - n  # ids - n; negative for the root
         level = group_levels(group_parent)
         src, dst = edge_arrays(h)
-        a, b = src.copy(), dst.copy()  # the ends' ancestors that are children of the LCA
-        ps, pd = parent[src], parent[dst]
-        cross = np.flatnonzero(ps != pd)
-        if len(cross):
-            pairs, inverse = np.unique(ps[cross] * total + pd[cross], return_inverse=True)
-            ca, cb = lca_children(pairs // total - n, pairs % total - n, group_parent, level)
-            inverse = inverse.reshape(-1)
-            ca, cb = ca[inverse], cb[inverse]
-            a[cross] = np.where(ca < 0, src[cross], ca + n)
-            b[cross] = np.where(cb < 0, dst[cross], cb + n)
+        a, b = lca_child_ends(src, dst, parent, group_parent, level, n)
         inside = np.flatnonzero(a != b)  # a self loop joins no two children
         owner = parent[a[inside]] - n
         order = np.argsort(owner, kind="stable")
