@@ -116,7 +116,7 @@ def _drop_templates(b: _Build) -> None:
 
 def _release_adjacency(b: _Build) -> None:
     """The grouping phases' adjacency: not needed once the tree is final."""
-    b.h.out_neighbours = b.h.edge_arrays = b.h.metaedge_table = None
+    b.h.child_edges = b.h.edge_arrays = b.h.metaedge_table = None
 
 
 def _inferring(b: _Build) -> bool:

@@ -241,7 +241,7 @@ class Hierarchy:
         self.inferred_scopes: bool = False  # scope inference created at least one group
         self.timings: Timings = Timings()  # seconds per pipeline step (hierarchy.PIPELINE)
         self.profile: Optional[dict[str, Any]] = None  # op id -> stats, set by profile join
-        self.out_neighbours: Optional[Any] = None  # base edges placed at their groups (hierarchy.placement.placed_edges)
+        self.child_edges: Optional[Any] = None  # base edges placed at their groups (hierarchy.placement.placed_edges)
         self.edge_arrays: Optional[tuple] = None  # (edge_src, edge_dst) as numpy arrays (hierarchy.dataflow)
         self.metaedge_table: Optional[MetaEdgeTable] = None  # hierarchy.metaedges, until block series
         self.histogram_memo: Any = None  # the histograms counted so far (hierarchy.stats.histograms)

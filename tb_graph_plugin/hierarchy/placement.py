@@ -176,7 +176,7 @@ class ChildEdges:
 
 def placed_edges(h: Hierarchy) -> ChildEdges:
     """The hierarchy's :class:`ChildEdges`, made on first use by the grouping phases and kept
-    (``h.out_neighbours``) until the tree is final."""
-    if h.out_neighbours is None:
-        h.out_neighbours = ChildEdges(h)
-    return h.out_neighbours
+    (``h.child_edges``) until the tree is final."""
+    if h.child_edges is None:
+        h.child_edges = ChildEdges(h)
+    return h.child_edges
