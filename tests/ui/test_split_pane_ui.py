@@ -172,3 +172,39 @@ def test_split_pane_removed_nodes_and_ghosts_match(pair_frame, page):
     page.mouse.click(*to_page(frame, {**fc2, "x": fc2["x"] + fc2["w"] / 4}))  # off its +/- control
     frame.wait_for_function("document.body.dataset.selected === '__removed__/mlp_1/fc2_1'", timeout=30000)
     assert not page.errors
+
+
+def test_split_pane_a_late_first_graph_does_not_take_the_comparison_back(pair_frame, page):
+    """The pane opens on a first graph, and the user picks another before that one arrived: the
+    late first answer must neither show nor become the graph compared with. The pane's first scene
+    request is held until the pick is compared, then let go (the race a slow first load makes)."""
+    frame = pair_frame
+    open_graph(frame, "base", tag="forward")
+    held = []
+
+    def hold_first(route):  # the first scene request waits for first.continue_(); the rest go
+        if held:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.context.route("**/data/plugin/graph_explorer/scene?*", hold_first)
+    frame.click("[data-action=split]")
+    frame.wait_for_function("document.querySelector('[data-pane=split]').dataset.open === 'true'")
+    deadline = 100
+    while not held and deadline:
+        frame.wait_for_timeout(100)
+        deadline -= 1
+    assert held, "the pane sent no scene request"
+    first = held[0]
+    changed = json.dumps(["changed", "forward", "op", None], separators=(",", ":"))
+    assert pane(frame, "ref") != changed  # the pane's own first choice, still loading
+    frame.select_option("[data-picker=split]", changed)
+    frame.wait_for_function("document.querySelector('[data-pane=split]').dataset.status === 'ready'", timeout=60000)
+    frame.wait_for_function("document.body.dataset.diffRemoved !== '0' && document.body.dataset.colorMode === 'diff'", timeout=60000)
+    first.continue_()
+    frame.wait_for_timeout(1500)  # the late answer arrives and is dropped
+    assert pane(frame, "ref") == changed and json.loads(ds(frame, "split")) == json.loads(changed)
+    assert frame.input_value("[data-picker=compare]") == changed
+    assert ds(frame, "diffRemoved") != "0" and ds(frame, "colorMode") == "diff"
+    assert not page.errors

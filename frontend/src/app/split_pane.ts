@@ -76,6 +76,8 @@ export class SplitPane {
   readonly view: GraphView;
   private readonly nav: NavHost;
   private isOpen = false;
+  /** Counts the calls of open(): a call whose graph another call replaced while it loaded stops. */
+  private opening = 0;
 
   constructor(private readonly host: SplitHost) {
     const ui: LoadUi = {
@@ -179,14 +181,15 @@ export class SplitPane {
       this.show();
       return;
     }
+    const call = ++this.opening;
     const key = refKey(ref);
     if (![...this.picker.options].some((o) => o.value === key)) this.picker.appendChild(option(key, refText(ref)));
     this.picker.value = key;
     const same = this.isOpen && this.view.ref && sameGraph(this.view.ref, ref);
     this.isOpen = true;
     this.show();
+    const v = this.view;
     if (!same) {
-      const v = this.view;
       v.ref = ref;
       v.expanded = [];
       v.st.selected = null;
@@ -197,13 +200,20 @@ export class SplitPane {
       this.data.ref = key;
       this.data.selected = "";
       this.say("");
+    }
+    // The pane's graph is the one compared with: the diff colours and the matching follow. The
+    // target is set before anything is awaited, so the diff of an earlier choice still under way
+    // is dropped (Compare keeps the newest) and never brings that choice back (diffChanged).
+    const base = this.host.compare.base;
+    const diffing = !base || !sameGraph(base, ref) ? this.host.compare.setTarget(ref) : null;
+    if (!same) {
       v.setModel(null);
       v.loader.cancel();
       await v.loadScene(null, undefined, true);
     }
-    // the pane's graph is the one compared with: the diff colours and the matching follow
-    const base = this.host.compare.base;
-    if (!base || !sameGraph(base, ref)) await this.host.compare.setTarget(ref);
+    await diffing;
+    // another graph was picked while this one loaded: that call goes on, not this one
+    if (call !== this.opening) return;
     this.host.changed();
     this.follow(this.host.mainSelected());
   }
