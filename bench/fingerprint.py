@@ -56,11 +56,13 @@ def _slim_digest(slim) -> str:
         if name in _TIMING_KEYS:
             continue
         value = getattr(slim, name)
-        if name == "node_defs":  # graph.node_defs.NodeDefs: digested as the list of NodeDefs it stands for
+        if name in ("node_defs", "embedding_edges"):  # NodeDefs, EmbeddingEdges: as the lists they stand for
             value = list(value)
-        if isinstance(value, np.ndarray):
-            parts.append((name, _digest(value)))
-        elif isinstance(value, (list, tuple, dict, str, int, float)) or value is None:
+        if name in ("in_embeddings", "out_embeddings"):  # OpLists: as the dict it stands for
+            value = dict(value.items())
+        if isinstance(value, np.ndarray):  # a column as the list of its values: the digest of a
+            value = value.tolist()  # column does not depend on whether it is a list or an array
+        if isinstance(value, (list, tuple, dict, str, int, float)) or value is None:
             parts.append((name, _digest(value)))
     return _digest(parts)
 

@@ -75,10 +75,11 @@ def op_inputs(h: Hierarchy) -> list[list[Input]]:
             inputs.append((raw if target is None else target, port, control))
         out.append(inputs)
     control = EdgeKindCode.CONTROL
-    for e in range(slim.n_edges):  # synthetic ops: their base edges
-        d = slim.edge_dst[e]
-        if not slim.node_defs.present(d):
-            out[d].append((slim.edge_src[e], slim.edge_output[e], slim.edge_kind[e] == control))
+    present = slim.node_defs.present
+    for s, d, o, k in zip(slim.edge_src.tolist(), slim.edge_dst.tolist(), slim.edge_output.tolist(),
+                          slim.edge_kind.tolist()):  # synthetic ops: their base edges
+        if not present(d):
+            out[d].append((s, o, k == control))
     return out
 
 

@@ -78,8 +78,6 @@ class _Build:
     inputs: Optional[tuple] = None  # every op's raw input strings, each op's after a marker, and the
     # marker (``nodes`` -> ``edges``)
     raw_edges: Optional[tuple] = None  # edge columns before embeddings are placed
-    op_ids: Optional[list] = None  # ``list(range(n_nodes))``: one int object per op id, shared by the
-    # name index and the edge and embedding columns (``index`` -> ``embeddings``; 32 bytes per mention saved)
     main_scopes: Optional[tuple] = None  # MAIN op ids and the scope of each (``main_scopes`` -> ``op_scopes``)
 
 
@@ -88,8 +86,7 @@ def _read_nodes(b: _Build) -> None:
 
 
 def _index_names(b: _Build) -> None:
-    b.op_ids = list(range(b.slim.n_nodes))
-    b.slim.duplicate_names = names.index_names(b.slim, b.op_ids)
+    b.slim.duplicate_names = names.index_names(b.slim, list(range(b.slim.n_nodes)))
 
 
 def _read_edges(b: _Build) -> None:
@@ -98,8 +95,8 @@ def _read_edges(b: _Build) -> None:
 
 
 def _place_embeddings(b: _Build) -> None:
-    embeddings.place_embeddings(b.slim, b.options, b.op_ids, *b.raw_edges)
-    b.raw_edges = b.op_ids = None
+    embeddings.place_embeddings(b.slim, b.options, *b.raw_edges)
+    b.raw_edges = None
 
 
 def _main_op_scopes(b: _Build) -> None:

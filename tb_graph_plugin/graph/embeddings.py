@@ -24,8 +24,8 @@ Cost: O(V + E) numpy passes over the raw edge columns (and log2 of the longest c
 embeddings feeding embeddings); Python loops only over the ops whose chain of first consumers
 (producers) ends nowhere or in a cycle, over the base edges out of ops with shapes, and over
 the ``_Arg`` / ``Placeholder`` ops (a NodeDef parse each: is it a resource handle?). The
-Python objects made (lists of ints, the embedding edges' tuples, the listings' dict) are the
-rest: at 1M ops about 0.8 s CPU in all.
+Python objects made (the listings' dict and its lists) are the rest; every other output is a
+numpy column.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from itertools import compress
 import numpy as np
 
 from tb_graph_plugin.graph.edges import tensor_size
-from tb_graph_plugin.graph.model import SlimGraph, SlimGraphOptions
+from tb_graph_plugin.graph.model import EmbeddingEdges, OpLists, SlimGraph, SlimGraphOptions
 from tb_graph_plugin.wire import EdgeKindCode, EmbeddingRole
 
 __all__ = ["place_embeddings"]
@@ -208,55 +208,40 @@ def _walk_owners(roles, owner, done, rest, src, dst, r_src, r_dst) -> None:
         owner[i] = own[i] if role[i] != main else -1
 
 
-def _shared(ids: np.ndarray, arr: np.ndarray) -> list[int]:
-    """``arr.tolist()`` made of the int objects of ``ids`` (an object array of the op ids): one
-    object per op id, not one per mention (a few MB at 50k ops); one C-level gather."""
-    return ids[arr].tolist()
-
-
-def _grouped(keys: np.ndarray, values: np.ndarray, ids: np.ndarray) -> dict[int, list[int]]:
-    """{key: [values]} of (key, value) pairs: first occurrences only, in order of appearance.
-
-    Three stable sorts (timsort: the pairs come nearly in key order): the pairs (dropping
-    repeats), the pairs by (their key's first appearance, their own), the keys by first
-    appearance."""
+def _grouped(keys: np.ndarray, values: np.ndarray, n: int) -> OpLists:
+    """The (key, value) pairs as a list of values per key (op ids below ``n``): first
+    occurrences only, each key's values in order of their first appearance."""
+    starts = np.zeros(n + 1, dtype=np.int64)
     if not len(keys):
-        return {}
-    n = len(ids)
+        return OpLists(starts, np.zeros(0, dtype=np.int64))
     pairs, first = np.unique(keys * n + values, return_index=True)  # by key, then value
     key = pairs // n
-    new_key = np.diff(key, prepend=-1) != 0
-    starts = np.flatnonzero(new_key)
-    key_first = np.minimum.reduceat(first, starts)
-    group = np.cumsum(new_key) - 1
-    order = np.argsort(key_first[group] * len(keys) + first, kind="stable")  # timsort: nearly in order
-    by_appearance = np.argsort(key_first, kind="stable")
-    vals = _shared(ids, pairs[order] % n)
-    ends = np.cumsum(np.diff(np.append(starts, len(pairs)))[by_appearance]).tolist()
-    return dict(zip(ids[key[starts[by_appearance]]],
-                    map(vals.__getitem__, map(slice, [0] + ends[:-1], ends))))
+    order = np.lexsort((first, key))  # by key, then first appearance
+    np.cumsum(np.bincount(key, minlength=n), out=starts[1:])
+    return OpLists(starts, pairs[order] % n)
 
 
-def _edge_sizes(slim: SlimGraph, src: np.ndarray, kind: np.ndarray, out: np.ndarray) -> list[int]:
+def _edge_sizes(slim: SlimGraph, src: np.ndarray, kind: np.ndarray, out: np.ndarray) -> np.ndarray:
     """Each base edge's tensor size: 1, except the non-control edges out of an op with shapes
     (looked at one by one: usually a few ops, or every op of a TF1 graph written with shapes)."""
-    sizes = [1] * len(src)
+    sizes = np.ones(len(src), dtype=np.int64)
     if not slim.has_shape_info:
         return sizes
     shapes = slim.output_shapes
     shaped = np.zeros(len(shapes), dtype=bool)
     shaped[list(compress(range(len(shapes)), shapes))] = True  # C-level; an empty list of shapes sizes nothing
-    for e in np.flatnonzero(shaped[src] & (kind != EdgeKindCode.CONTROL)).tolist():
-        sh, o = shapes[int(src[e])], int(out[e])
-        if 0 <= o < len(sh):
-            sizes[e] = tensor_size(sh[o])
+    at = np.flatnonzero(shaped[src] & (kind != EdgeKindCode.CONTROL))
+    got = []
+    for s, o in zip(src[at].tolist(), out[at].tolist()):
+        sh = shapes[s]
+        got.append(tensor_size(sh[o]) if 0 <= o < len(sh) else 1)
+    sizes[at] = got
     return sizes
 
 
-def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, op_ids: list[int], src_col, dst_col,
-                     kind_col, out_col) -> None:
+def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, src_col, dst_col, kind_col, out_col) -> None:
     """Set roles, owners, base edges and the embedding lists of ``slim`` (module docstring) from
-    the raw edge columns; the op ids in them are ``op_ids``' int objects."""
+    the raw edge columns."""
     n = slim.n_nodes
     src = np.asarray(src_col, dtype=np.int64).reshape(-1)
     dst = np.asarray(dst_col, dtype=np.int64).reshape(-1)
@@ -264,16 +249,15 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, op_ids: list[in
     out = np.asarray(out_col, dtype=np.int64).reshape(-1)
     roles = _roles(slim, options, src, dst)
     owner = _owners(roles, src, dst)
-    slim.embedding = roles.tolist()
-    slim.owner = owner.tolist()
+    slim.embedding = roles
+    slim.owner = owner
 
     r_src, r_dst = roles[src], roles[dst]
     o_src, o_dst = owner[src], owner[dst]
     main_src, main_dst = r_src == EmbeddingRole.MAIN, r_dst == EmbeddingRole.MAIN
     other = ~(main_src & main_dst)
     emb = np.flatnonzero(other)
-    ids = np.array(op_ids, dtype=object)  # shared int objects: see _shared
-    slim.embedding_edges = list(zip(ids[src[emb]], ids[dst[emb]], kind[emb].tolist(), out[emb].tolist()))
+    slim.embedding_edges = EmbeddingEdges(src[emb], dst[emb], kind[emb], out[emb])
     # An in-embedding is listed beside the op it feeds (or that op's owner), not a base edge.
     listed_in = other & (r_src == EmbeddingRole.IN_EMBEDDING)
     # An out-embedding is listed beside its producer when that producer is its owner.
@@ -283,18 +267,18 @@ def place_embeddings(slim: SlimGraph, options: SlimGraphOptions, op_ids: list[in
     e_dst = np.where(main_dst, dst, o_dst)
     # a re-targeted edge inside one op's embeddings vanishes; a main op's own self loop stays
     base = ~other | (~(listed_in | listed_out | dropped) & (e_src != e_dst))
-    slim.edge_src = _shared(ids, e_src[base])
-    slim.edge_dst = _shared(ids, e_dst[base])
-    slim.edge_kind = kind[base].tolist()
-    slim.edge_output = out[base].tolist()
-    slim.edge_size = _edge_sizes(slim, src[base], kind[base], out[base])
+    slim.edge_src = e_src[base]
+    slim.edge_dst = e_dst[base]
+    slim.edge_kind = kind[base]
+    slim.edge_output = out[base]
+    slim.edge_size = _edge_sizes(slim, src[base], slim.edge_kind, slim.edge_output)  # the raw source's shapes
 
     # Every embedding is listed beside at least its owner (after the ops it feeds).
     every = np.arange(n, dtype=np.int64)
     own_in, own_out = roles == EmbeddingRole.IN_EMBEDDING, roles == EmbeddingRole.OUT_EMBEDDING
     slim.in_embeddings = _grouped(
         np.concatenate([np.where(main_dst, dst, o_dst)[listed_in], owner[own_in]]),
-        np.concatenate([src[listed_in], every[own_in]]), ids)
+        np.concatenate([src[listed_in], every[own_in]]), n)
     slim.out_embeddings = _grouped(
         np.concatenate([src[listed_out], owner[own_out]]),
-        np.concatenate([dst[listed_out], every[own_out]]), ids)
+        np.concatenate([dst[listed_out], every[own_out]]), n)

@@ -2,8 +2,9 @@
 
 Vocabulary follows TensorBoard's Graph dashboard documentation
 ([TB-GRAPH-DOC], see docs/references.md): a **SlimGraph** holds **OpNode**s and **BaseEdge**s and
-no groups. Storage is columnar (one Python list per field, indexed by the op's integer id)
-so a 140k-op graph costs a few lists, not 140k objects; ``OpNode`` and ``BaseEdge`` are
+no groups. Storage is columnar (one column per field, indexed by the op's integer id: numpy
+arrays for the ints, Python lists for the strings) so a 140k-op graph costs a few columns, not
+140k objects; ``OpNode`` and ``BaseEdge`` are
 small views built on demand by :meth:`SlimGraph.node` and :meth:`SlimGraph.edge`.
 
 Ids
@@ -53,6 +54,8 @@ __all__ = [
     "MODULE_REFERENCE_OPS",
     "FunctionInfo",
     "OpScopes",
+    "EmbeddingEdges",
+    "OpLists",
     "SlimGraph",
 ]
 
@@ -152,6 +155,71 @@ class FunctionInfo:
     output_arg_ids: list[int] = dataclasses.field(default_factory=list)
 
 
+class OpLists:
+    """A list of op ids per op id, as two int64 columns (CSR): op ``i``'s list is
+    ``values[starts[i]:starts[i + 1]]``. Reads like the ``{op id: [op ids]}`` dict of the ops whose
+    list is not empty (``get``, ``[]``, ``in``, ``items``, ``len``), each list made on demand."""
+
+    __slots__ = ("starts", "values")
+
+    def __init__(self, starts=None, values=None) -> None:
+        self.starts: np.ndarray = np.zeros(1, dtype=np.int64) if starts is None else starts
+        self.values: np.ndarray = np.zeros(0, dtype=np.int64) if values is None else values
+
+    def get(self, i: int, default=None):
+        if not 0 <= i < len(self.starts) - 1:
+            return default
+        a, b = self.starts[i], self.starts[i + 1]
+        return self.values[a:b].tolist() if b > a else default
+
+    def __getitem__(self, i: int) -> list[int]:
+        got = self.get(i)
+        if got is None:
+            raise KeyError(i)
+        return got
+
+    def __contains__(self, i) -> bool:
+        return self.get(i) is not None
+
+    def keys(self) -> list[int]:
+        return np.flatnonzero(np.diff(self.starts)).tolist()
+
+    def items(self):
+        return ((i, self[i]) for i in self.keys())
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(np.diff(self.starts)))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, OpLists):
+            other = dict(other.items())
+        return isinstance(other, dict) and dict(self.items()) == other
+
+
+class EmbeddingEdges:
+    """The raw edges with an embedding at one end, as four int64 columns (``src``, ``dst``,
+    ``kind``, ``output``; one row per edge, in the order of the GraphDef's inputs). Iterating
+    gives ``(src, dst, kind, src_output)`` tuples of Python ints (the info pane reads them so)."""
+
+    __slots__ = ("src", "dst", "kind", "output")
+
+    def __init__(self, src=None, dst=None, kind=None, output=None) -> None:
+        empty = np.zeros(0, dtype=np.int64)
+        self.src: np.ndarray = empty if src is None else src
+        self.dst: np.ndarray = empty if dst is None else dst
+        self.kind: np.ndarray = empty if kind is None else kind
+        self.output: np.ndarray = empty if output is None else output
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+    def __iter__(self):
+        return zip(self.src.tolist(), self.dst.tolist(), self.kind.tolist(), self.output.tolist())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, EmbeddingEdges) and list(self) == list(other)
+
+
 @dataclasses.dataclass
 class OpScopes:
     """The scope directly holding each MAIN op, numbered (``graph.names.index_scopes``): a MAIN op
@@ -181,8 +249,13 @@ class SlimGraph:
     ``op_scopes`` (:class:`OpScopes`: each MAIN op's scope as an int32 column of codes).
 
     Per-edge columns (index = edge id): ``edge_src``, ``edge_dst``, ``edge_kind``,
-    ``edge_output``, ``edge_size``. Kinds and roles are plain ints of ``wire.EdgeKindCode`` and
-    ``wire.EmbeddingRole`` (numpy-friendly); the ``node``/``edge`` views give the enum members.
+    ``edge_output``, ``edge_size``. They, ``embedding`` (int8) and ``owner`` are numpy arrays (no
+    Python object per op or edge; a reader going element by element takes ``.tolist()`` first or
+    casts with ``int``, so no numpy scalar reaches the wire); ``embedding_edges`` is
+    :class:`EmbeddingEdges`, four such columns; ``in_embeddings``/``out_embeddings`` are
+    :class:`OpLists`. Kinds and roles are the ints of
+    ``wire.EdgeKindCode`` and ``wire.EmbeddingRole``; the ``node``/``edge`` views give the enum
+    members.
     """
 
     def __init__(self) -> None:
@@ -192,22 +265,21 @@ class SlimGraph:
         self.devices: list[Optional[str]] = []
         self.xla_clusters: list[Optional[str]] = []
         self.output_shapes: list[Optional[list]] = []
-        self.embedding: list[int] = []  # EmbeddingRole ints
-        self.owner: list[int] = []
+        self.embedding: np.ndarray = np.zeros(0, dtype=np.int8)  # EmbeddingRole per op id
+        self.owner: np.ndarray = np.zeros(0, dtype=np.int64)  # the main op an embedding sits beside; -1
         self.node_defs: NodeDefs = NodeDefs()  # graph.node_defs: parsed, or a worker's node encodings
         self.functions_of: list[Optional[str]] = []
         self.function_input_index: dict[int, int] = {}
         self.function_output_index: dict[int, int] = {}
         self.index: dict[str, int] = {}  # original AND normalized name -> op id
-        self.in_embeddings: dict[int, list[int]] = {}
-        self.out_embeddings: dict[int, list[int]] = {}
-        self.edge_src: list[int] = []
-        self.edge_dst: list[int] = []
-        self.edge_kind: list[int] = []  # EdgeKindCode ints
-        self.edge_output: list[int] = []
-        self.edge_size: list[int] = []
-        # (src, dst, kind, src_output) for edges with an embedding at one end.
-        self.embedding_edges: list[tuple[int, int, int, int]] = []
+        self.in_embeddings: OpLists = OpLists()  # the in-embeddings beside each main op
+        self.out_embeddings: OpLists = OpLists()
+        self.edge_src: np.ndarray = np.zeros(0, dtype=np.int64)
+        self.edge_dst: np.ndarray = np.zeros(0, dtype=np.int64)
+        self.edge_kind: np.ndarray = np.zeros(0, dtype=np.int64)  # EdgeKindCode ints
+        self.edge_output: np.ndarray = np.zeros(0, dtype=np.int64)
+        self.edge_size: np.ndarray = np.zeros(0, dtype=np.int64)
+        self.embedding_edges: EmbeddingEdges = EmbeddingEdges()  # raw edges with an embedding at one end
         self.dangling: list[DanglingInput] = []
         self.duplicate_names: list[str] = []  # NodeDef names seen twice (first one kept)
         self.functions: dict[str, FunctionInfo] = {}
@@ -227,8 +299,8 @@ class SlimGraph:
     # ---- lookups -----------------------------------------------------------------------
     def id_of(self, name: NodeRef) -> int:
         """Op id of a normalized or original name (ints pass through). KeyError if absent."""
-        if isinstance(name, int):
-            return name
+        if isinstance(name, (int, np.integer)):  # an id read off a numpy column too
+            return int(name)
         return self.index[name]
 
     def node(self, ref: NodeRef) -> OpNode:
@@ -241,22 +313,22 @@ class SlimGraph:
             device=self.devices[i],
             xla_cluster=self.xla_clusters[i],
             output_shapes=self.output_shapes[i],
-            embedding=EmbeddingRole(self.embedding[i]),
-            owner=self.owner[i],
+            embedding=EmbeddingRole(int(self.embedding[i])),
+            owner=int(self.owner[i]),
             function=self.functions_of[i],
             function_input_index=self.function_input_index.get(i),
             function_output_index=self.function_output_index.get(i),
         )
 
     def edge(self, e: int) -> BaseEdge:
-        src, out = self.edge_src[e], self.edge_output[e]
+        src, out = int(self.edge_src[e]), int(self.edge_output[e])
         return BaseEdge(
             id=e,
             src=src,
-            dst=self.edge_dst[e],
-            kind=EdgeKindCode(self.edge_kind[e]),
+            dst=int(self.edge_dst[e]),
+            kind=EdgeKindCode(int(self.edge_kind[e])),
             src_output=out,
-            size=self.edge_size[e],
+            size=int(self.edge_size[e]),
             shape=self.shape_of(src, out),
         )
 
@@ -277,8 +349,7 @@ class SlimGraph:
 
     def main_node_ids(self) -> list[int]:
         """Ids of the ops that are not embeddings (the ones the hierarchy places)."""
-        emb, main = self.embedding, EmbeddingRole.MAIN
-        return [i for i in range(len(emb)) if emb[i] == main]
+        return np.flatnonzero(self.embedding == EmbeddingRole.MAIN).tolist()
 
     def op_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -289,12 +360,12 @@ class SlimGraph:
     def out_edges(self) -> list[list[int]]:
         """Adjacency (edge ids by source op), computed on demand."""
         adj: list[list[int]] = [[] for _ in range(self.n_nodes)]
-        for e, s in enumerate(self.edge_src):
+        for e, s in enumerate(self.edge_src.tolist()):
             adj[s].append(e)
         return adj
 
     def in_edges(self) -> list[list[int]]:
         adj: list[list[int]] = [[] for _ in range(self.n_nodes)]
-        for e, d in enumerate(self.edge_dst):
+        for e, d in enumerate(self.edge_dst.tolist()):
             adj[d].append(e)
         return adj

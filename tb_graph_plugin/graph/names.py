@@ -67,7 +67,7 @@ def main_op_scopes(slim: SlimGraph) -> tuple[np.ndarray, list[str]]:
     """The MAIN ops' ids (ascending) and the scope directly holding each, in that order: its
     name up to the last ``/`` (``""`` for a name with none, or with only a leading one). One
     ``rpartition`` per MAIN op, C-level."""
-    is_main = bytes(slim.embedding).translate(_IS_MAIN)  # a byte per op, C-level: 1 for a MAIN op
+    is_main = slim.embedding.tobytes().translate(_IS_MAIN)  # a byte per op, C-level: 1 for a MAIN op
     scopes = list(map(itemgetter(0), map(str.rpartition, compress(slim.names, is_main), repeat("/"))))
     return np.flatnonzero(np.frombuffer(is_main, dtype=np.uint8)), scopes
 

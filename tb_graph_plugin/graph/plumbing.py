@@ -54,7 +54,7 @@ def place_plumbing(slim: SlimGraph) -> int:
     producers: dict[int, list[int]] = {i: [] for i in plumbing}
     # the GraphDef's own inputs: base edges, and the raw edges of embeddings (a pack of
     # parameters is an in-embedding of its first unpack; the other unpacks read it there)
-    for s, d in zip(slim.edge_src, slim.edge_dst):
+    for s, d in zip(slim.edge_src.tolist(), slim.edge_dst.tolist()):
         if d in wanted:
             producers[d].append(s)
     for s, d, _, _ in slim.embedding_edges:

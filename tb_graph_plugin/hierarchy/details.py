@@ -16,6 +16,8 @@ its boundary, bundled by MetaEdge (``group_io``).
 
 from __future__ import annotations
 
+from itertools import repeat
+
 from google.protobuf import text_format
 
 from tb_graph_plugin.hierarchy.model import Hierarchy, NodeRef
@@ -33,10 +35,10 @@ def _adjacency(h: Hierarchy):
         slim = h.slim
         ins: dict[int, list] = {}
         outs: dict[int, list] = {}
-        for e, (s, d) in enumerate(zip(slim.edge_src, slim.edge_dst)):
-            rec = (s, d, slim.edge_kind[e], slim.edge_output[e], True)
-            outs.setdefault(s, []).append(rec)
-            ins.setdefault(d, []).append(rec)
+        for rec in zip(slim.edge_src.tolist(), slim.edge_dst.tolist(), slim.edge_kind.tolist(),
+                       slim.edge_output.tolist(), repeat(True)):
+            outs.setdefault(rec[0], []).append(rec)
+            ins.setdefault(rec[1], []).append(rec)
         for s, d, k, o in slim.embedding_edges:
             rec = (s, d, k, o, False)
             outs.setdefault(s, []).append(rec)
@@ -49,7 +51,7 @@ def _tensor(h: Hierarchy, node: int, out: int, other: int, kind: int, base: bool
     slim = h.slim
     name = slim.names[other]
     shape = slim.shape_of(node, out) if out >= 0 else None
-    visible = base and slim.embedding[other] == EmbeddingRole.MAIN
+    visible = base and bool(slim.embedding[other] == EmbeddingRole.MAIN)
     return NodeIo(name=name if out <= 0 else f"{name}:{out}", shape=list(shape) if shape is not None else None,
                   kind=EdgeKindCode(kind).kind, visible=visible)
 
@@ -129,7 +131,8 @@ def group_io(h: Hierarchy, gid: int) -> tuple[list[NodeIo], list[NodeIo]]:
                 other, inner, out = me.dst, slim.edge_src, outs
             else:
                 continue
-            edges = me.base_edges if child == gid else [e for e in me.base_edges if _holds(h, gid, child, inner[e])]
+            edges = me.base_edges if child == gid else [
+                e for e, op in zip(me.base_edges, inner[me.base_edges].tolist()) if _holds(h, gid, child, op)]
             if edges:
                 out.append(_metaedge_io(h, other, edges))
         child, parent = parent, h.groups[parent - n].parent
@@ -147,7 +150,7 @@ def _holds(h: Hierarchy, gid: int, stop: int, op: int) -> bool:
 
 def _metaedge_io(h: Hierarchy, other: int, edges: list[int]) -> NodeIo:
     slim = h.slim
-    kinds = [slim.edge_kind[e] for e in edges]
+    kinds = slim.edge_kind[edges].tolist()
     if all(k == EdgeKindCode.CONTROL for k in kinds):
         kind = EdgeKindCode.CONTROL.kind
     elif any(k == EdgeKindCode.REFERENCE for k in kinds):
@@ -155,4 +158,4 @@ def _metaedge_io(h: Hierarchy, other: int, edges: list[int]) -> NodeIo:
     else:
         kind = EdgeKindCode.DATA.kind
     return NodeIo(name=h.name_of(other), shape=None, kind=kind, visible=True, count=len(edges),
-                  size=int(sum(slim.edge_size[e] for e in edges)))
+                  size=int(slim.edge_size[edges].sum()))

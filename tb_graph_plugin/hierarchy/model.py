@@ -35,6 +35,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterator, Optional, Union
 
+import numpy as np
+
 from tb_graph_plugin.graph.labels import op_label
 from tb_graph_plugin.graph.model import SlimGraph
 from tb_graph_plugin.pipeline import Timings
@@ -253,8 +255,8 @@ class Hierarchy:
 
     def id_of(self, ref: NodeRef) -> int:
         """Hierarchy id of a name (group name, op name or original op name)."""
-        if isinstance(ref, int):
-            return ref
+        if isinstance(ref, (int, np.integer)):  # an id read off a numpy column too
+            return int(ref)
         gid = self.group_index.get(ref)
         if gid is not None:
             return gid
@@ -288,7 +290,7 @@ class Hierarchy:
         i = self.id_of(ref)
         if i >= self.n_ops:
             return self.groups[i - self.n_ops].kind
-        return EmbeddingRole(self.slim.embedding[i]).node_kind
+        return EmbeddingRole(int(self.slim.embedding[i])).node_kind
 
     # ---- tree --------------------------------------------------------------------------
     def parent(self, ref: NodeRef) -> Optional[int]:
@@ -297,7 +299,7 @@ class Hierarchy:
         if i >= self.n_ops:
             p = self.groups[i - self.n_ops].parent
             return None if p < 0 else p
-        owner = self.slim.owner[i]
+        owner = int(self.slim.owner[i])
         return self.op_parent[owner if owner >= 0 else i]
 
     def set_parent(self, child: int, gid: int) -> None:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from tb_graph_plugin.hierarchy.model import Hierarchy, SeriesNode
 from tb_graph_plugin.hierarchy.stats import histograms
 from tb_graph_plugin.wire import EmbeddingRole
@@ -29,7 +31,7 @@ __all__ = ["summarize", "tree"]
 
 def summarize(h: Hierarchy) -> dict[str, Any]:
     slim = h.slim
-    n_main = sum(1 for r in slim.embedding if r == EmbeddingRole.MAIN)
+    n_main = int(np.count_nonzero(slim.embedding == EmbeddingRole.MAIN))
     dangling, references = slim.split_dangling()
     top = []
     for c in h.root.children:

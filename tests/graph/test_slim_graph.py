@@ -45,7 +45,7 @@ def test_output_shapes_give_edge_sizes_devices_and_xla():
     a.attr["_XlaCluster"].s = b"cluster_0"
     slim = build_slim_graph(g)
     assert slim.output_shapes[0] == [(-1, 4, 8)]
-    assert slim.edge_size == [32]  # unknown dim counts 1
+    assert slim.edge_size.tolist() == [32]  # unknown dim counts 1
     assert slim.devices[0] == "/device:CPU:0" and slim.xla_clusters[0] == "cluster_0"
     assert slim.has_shape_info
     assert slim.edge(0).shape == (-1, 4, 8)

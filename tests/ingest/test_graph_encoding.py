@@ -17,9 +17,13 @@ from tb_graph_plugin.ingest.graph_encoding import MARKER, split_graph_def
 
 
 def _columns(slim) -> list:
+    return [c.tolist() if hasattr(c, "tolist") else c for c in _fields(slim)]
+
+
+def _fields(slim) -> list:
     return [slim.names, slim.original_names, slim.ops, slim.devices, slim.xla_clusters, slim.output_shapes,
             slim.embedding, slim.owner, slim.edge_src, slim.edge_dst, slim.edge_kind, slim.edge_output,
-            slim.edge_size, slim.embedding_edges, [(d.node, d.input) for d in slim.dangling],
+            slim.edge_size, list(slim.embedding_edges), [(d.node, d.input) for d in slim.dangling],
             slim.duplicate_names, slim.in_embeddings, slim.out_embeddings, slim.index, slim.has_shape_info,
             {k: (f.node_ids, f.input_arg_ids, f.output_arg_ids) for k, f in slim.functions.items()},
             [None if nd is None else nd.SerializeToString(deterministic=True) for nd in slim.node_defs]]

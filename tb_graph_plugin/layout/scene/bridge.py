@@ -18,6 +18,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Optional
 
+import numpy as np
+
 from tb_graph_plugin.cache import LruCache
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.wire import EdgeKind, EdgeKindCode
@@ -103,15 +105,18 @@ def _bundle(h: Hierarchy, raw: list, child_of: Callable[[int], int]) -> list[Bou
     slim = h.slim
     out: dict[tuple[bool, int, int], BoundaryEdge] = {}
     control, reference = EdgeKindCode.CONTROL, EdgeKindCode.REFERENCE
-    for incoming, outer, e in raw:
-        inner = child_of(slim.edge_dst[e] if incoming else slim.edge_src[e])
+    es = np.fromiter((e for _, _, e in raw), dtype=np.int64, count=len(raw))
+    into = np.fromiter((incoming for incoming, _, _ in raw), dtype=bool, count=len(raw))
+    inner_ops = np.where(into, slim.edge_dst[es], slim.edge_src[es]).tolist()  # the end inside
+    for (incoming, outer, e), op, size, kind in zip(raw, inner_ops, slim.edge_size[es].tolist(),
+                                                   slim.edge_kind[es].tolist()):
+        inner = child_of(op)
         key = (incoming, inner, outer)
         be = out.get(key)
         if be is None:
             be = out[key] = BoundaryEdge(incoming, inner, outer)
         be.base_edges.append(e)
-        be.size += slim.edge_size[e]
-        kind = slim.edge_kind[e]
+        be.size += size
         be.n_control += kind == control
         be.n_reference += kind == reference
     return list(out.values())

@@ -157,7 +157,7 @@ def _place(c: _Compose) -> None:
         for e in gl.edges:
             shape = None
             if e.base_edge is not None:
-                shape = slim.shape_of(slim.edge_src[e.base_edge], slim.edge_output[e.base_edge])
+                shape = slim.shape_of(int(slim.edge_src[e.base_edge]), int(slim.edge_output[e.base_edge]))
             c.edges.append(wire.SceneEdge(
                 source=e.source, target=e.target, points=[[x + ox, y + oy] for x, y in e.points],
                 kind=e.kind, width=edge_width(e.size, c.o),
