@@ -44,6 +44,13 @@ __all__ = ["place_embeddings"]
 
 _DT_RESOURCE = 20
 _HANDLE_OPS = frozenset({"_Arg", "Placeholder"})
+# The attr map entry {key: "T" (_Arg) / "dtype" (Placeholder), value: {type: DT_RESOURCE}} as every
+# protobuf serializer writes it (NodeDef.attr is field 5; the entry's key field 1, value field 2;
+# AttrValue.type field 6): found in a kept encoding, the op is a handle without a parse.
+_RESOURCE_ATTR = {
+    "_Arg": b"\x2a\x07\x0a\x01T\x12\x02\x30\x14",
+    "Placeholder": b"\x2a\x0b\x0a\x05dtype\x12\x02\x30\x14",
+}
 
 
 def _is_resource_handle(slim: SlimGraph, i: int) -> bool:
@@ -52,6 +59,9 @@ def _is_resource_handle(slim: SlimGraph, i: int) -> bool:
         return True
     if op not in _HANDLE_OPS:
         return False
+    encoding = slim.node_defs.encoding(i)
+    if encoding is not None and _RESOURCE_ATTR[op] in encoding:
+        return True  # else parsed: an attr written otherwise (or none) is read, not guessed
     node = slim.node_defs[i]
     if node is None:
         return False

@@ -75,6 +75,11 @@ class NodeDefs:
             return self._graph[i]
         return self.parse(i)
 
+    def encoding(self, i: int):
+        """Op ``i``'s kept encoding (bytes), or None when the NodeDefs are kept parsed or op ``i``
+        was appended (no parse)."""
+        return self._graph[i] if self._encoded and 0 <= i < len(self._graph) else None
+
     def parse(self, i: int):
         """Op ``i``'s NodeDef parsed from its kept encoding (``i`` < the graph's node count)."""
         try:

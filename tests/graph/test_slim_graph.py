@@ -94,6 +94,29 @@ def test_resource_arg_and_its_read_are_embeddings():
     assert _edges(slim) == [("m", "upd", EdgeKindCode.DATA, 0), ("x", "m", EdgeKindCode.DATA, 0)]
 
 
+def test_resource_handles_are_found_in_a_workers_encodings_however_the_attr_is_written():
+    """A worker reads its nodes' encodings: a handle's attr entry as serializers write it is found
+    without a parse; one written value-first (legal protobuf) or a placeholder of another dtype is
+    parsed, and gives the same roles as the parsed GraphDef."""
+    from tb_graph_plugin.ingest.graph_encoding import split_graph_def
+
+    g = _graph(("x", "Placeholder", []), ("h", "_Arg", []), ("p", "Placeholder", []), ("r", "ReadVariableOp", ["h"]),
+               ("q", "ReadVariableOp", ["p"]), ("m", "MatMul", ["x", "r"]), ("n", "Add", ["m", "q"]))
+    g.node[0].attr["dtype"].type = types_pb2.DT_FLOAT
+    g.node[1].attr["T"].type = types_pb2.DT_RESOURCE
+    g.node[2].attr["dtype"].type = types_pb2.DT_RESOURCE
+    blob = g.SerializeToString()
+    canonical = b"\x2a\x07\x0a\x01T\x12\x02\x30\x14"
+    assert blob.count(canonical) == 1
+    value_first = blob.replace(canonical, b"\x2a\x07\x12\x02\x30\x14\x0a\x01T")
+    assert graph_pb2.GraphDef.FromString(value_first) == g
+    want = [EmbeddingRole.MAIN, EmbeddingRole.IN_EMBEDDING, EmbeddingRole.IN_EMBEDDING, EmbeddingRole.IN_EMBEDDING,
+            EmbeddingRole.IN_EMBEDDING, EmbeddingRole.MAIN, EmbeddingRole.MAIN]
+    for data in (blob, value_first):
+        assert build_slim_graph(split_graph_def(data, "test")).embedding.tolist() == want
+    assert build_slim_graph(g).embedding.tolist() == want
+
+
 def test_name_that_is_also_a_namespace_is_renamed():
     g = _graph(("A", "Add", []), ("A/b", "Relu", ["A"]), ("C", "Relu", ["C/k"]),
                ("C/k", "Const", []))
