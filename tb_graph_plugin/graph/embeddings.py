@@ -36,8 +36,9 @@ from itertools import compress
 
 import numpy as np
 
+from tb_graph_plugin.graph.columns import EmbeddingEdges, OpLists
 from tb_graph_plugin.graph.edges import tensor_size
-from tb_graph_plugin.graph.model import EmbeddingEdges, OpLists, SlimGraph, SlimGraphOptions
+from tb_graph_plugin.graph.model import SlimGraph, SlimGraphOptions
 from tb_graph_plugin.wire import EdgeKindCode, EmbeddingRole
 
 __all__ = ["place_embeddings"]
