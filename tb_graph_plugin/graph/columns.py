@@ -35,7 +35,7 @@ class OpLists:
         return got
 
     def __contains__(self, i) -> bool:
-        return self.get(i) is not None
+        return 0 <= i < len(self.starts) - 1 and bool(self.starts[i + 1] > self.starts[i])
 
     def keys(self) -> list[int]:
         return np.flatnonzero(np.diff(self.starts)).tolist()
