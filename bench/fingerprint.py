@@ -7,6 +7,9 @@ graphs, read with the plugin's own ``ingest.local``), prints one line per stage:
 * ``hierarchy``  ``summary.summarize`` + ``summary.tree`` (groups, series, templates, inferred)
 * ``first``      the first-view scene (``first_view.first_view_expanded``) as wire JSON
 * ``open``       scenes with each of the ``--groups`` largest groups opened (with its ancestors)
+* ``early``      the first-view scene drawn from ``first_view.first_view_hierarchy`` (the partial
+  build a worker sends the first view from): the ``first`` digest again, or ``none`` when that
+  graph's first view waits for the whole build
 
 Timing fields (``stats.layout_seconds``, ``stats.groups_laid_out``) are left out; everything else
 of the scene, coordinates included, is hashed. Usage::
@@ -96,7 +99,7 @@ def fingerprint(path: str, n_groups: int) -> list[str]:
     from tb_graph_plugin.hierarchy.summary import summarize, tree
     from tb_graph_plugin.ingest.graph_encoding import split_graph_def
     from tb_graph_plugin.layout.scene import LayoutCache, build_scene
-    from tb_graph_plugin.layout.scene.first_view import first_view_expanded
+    from tb_graph_plugin.layout.scene.first_view import first_view_expanded, first_view_hierarchy
 
     lines = []
     for label, (ref, graph_def) in _graphs(path):
@@ -116,6 +119,9 @@ def fingerprint(path: str, n_groups: int) -> list[str]:
                 p = h.groups[p.parent - h.n_ops]
             opened.append(_scene_digest(build_scene(h, ref, names, cache=cache)))
         lines.append(f"{label} open {_digest(opened)} ({len(opened)} scenes)")
+        early = first_view_hierarchy(slim)
+        lines.append(f"{label} early " + ("none" if early is None else
+                                          _scene_digest(build_scene(early, ref, first_view_expanded(early)))))
     return lines
 
 

@@ -17,12 +17,13 @@ from tb_graph_plugin import wire
 __all__ = ["JobHandle", "JobFailed", "result_size", "QUICK_TASKS", "BUILD_STAGES", "DEFAULT_STAGE_BUDGETS_S"]
 
 QUICK_TASKS = frozenset({"search", "node", "node_data"})
-BUILD_STAGES = ("parse", "slim_graph", "hierarchy")
+BUILD_STAGES = ("parse", "slim_graph", "first_view_hierarchy", "hierarchy")
 # Per-stage budgets in seconds (each also capped by the job time limit). A 1M-op graph parses
 # in ~1 s, builds its SlimGraph + Hierarchy in ~10 s on the slow 2-core machine; search has its
 # own 1 s walk budget; node details are a lookup.
 # "sent": from sending a job to the worker's first word on it (it starts a job at once).
-DEFAULT_STAGE_BUDGETS_S = {"sent": 30.0, "parse": 60.0, "slim_graph": 120.0, "hierarchy": 240.0,
+DEFAULT_STAGE_BUDGETS_S = {"sent": 30.0, "parse": 60.0, "slim_graph": 120.0, "first_view_hierarchy": 240.0,
+                           "hierarchy": 240.0,
                            "search": 10.0, "node": 10.0, "node_data": 10.0}
 
 

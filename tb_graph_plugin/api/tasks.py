@@ -7,9 +7,17 @@ The per-graph pipeline :data:`BUILD`, in order, each step reported as a progress
 1. ``parse``       serialized GraphDef -> its nodes' encodings and columns
                    (``ingest.graph_encoding``; a diff's pair: parsed whole)
 2. ``slim_graph``  ``graph.build_slim_graph``
-3. ``hierarchy``   ``hierarchy.build_hierarchy`` (+ ``join_step_stats`` for profiles)
+3. ``hierarchy``   ``hierarchy.build_hierarchy`` (+ ``join_step_stats`` for profiles); for a
+                   graph's first job, unless it is a profile or a diff, not here but after step 4
 4. ``layout``      per task: ``layout.scene.build_scene`` for the expansion state asked for
    (``search`` and ``node`` report their task name as their stage)
+
+The first view before the rest (issue 21): a first job asking for the first view (``first_view``)
+is answered from ``first_view.first_view_hierarchy`` (stage ``first_view_hierarchy``: only the
+groups that view shows are grouped, ~a quarter of the whole build on a training step) when it
+can be; the whole Hierarchy is then built once the answer has gone out (``GraphState.settle``),
+before the worker takes its next job on that lane. Any other job builds it first if it is not
+built yet (stage ``hierarchy``).
 
 A ``diff`` job's graph is a pair: its payload holds graph B and, under ``base``, the payload of
 graph A; ``GraphState`` builds both (A as ``state.base``) and ``diff_task`` compares them
@@ -27,8 +35,9 @@ import ctypes
 import gc
 import importlib
 import logging
+import threading
 import time
-from typing import Callable
+from typing import Callable, Optional
 
 from tensorboard import errors
 
@@ -83,6 +92,13 @@ class GraphState:
         # (ingest.graph_encoding, graph.node_defs). A diff pair parses it whole: the diff
         # compares every op's attrs.
         self.keep_protos = keep_protos or bool(payload.get("base"))
+        self.hierarchy_options = _hierarchy_options(payload)
+        self.run_metadata = payload.get("run_metadata")
+        self.hierarchy = None  # the whole Hierarchy, once built (``build_hierarchy``)
+        self._hierarchy_lock = threading.Lock()  # the quick lane may ask for it while the main lane builds it
+        # Built here for a profile (its first view shows step stats) and a diff; otherwise after
+        # the first answer, which may be a first view drawn from a partial Hierarchy.
+        self.defers_hierarchy = not self.keep_protos and not self.run_metadata
         BUILD.run(self, timings=self.timings, progress=progress, span=(0.1, 0.55))
         self.first_scene = True
         self.payload = self.graph_def = None
@@ -95,9 +111,33 @@ class GraphState:
         gc.freeze()
 
 
+    def build_hierarchy(self, progress: Optional[Progress] = None) -> None:
+        """Build the whole Hierarchy (stage ``hierarchy``) unless it is built already."""
+        if self.hierarchy is not None:
+            return
+        with self._hierarchy_lock:
+            if self.hierarchy is None:
+                if progress is not None:
+                    progress("hierarchy", 0.5)
+                start = time.perf_counter()
+                was_enabled = gc.isenabled()
+                gc.disable()
+                try:
+                    _hierarchy(self)
+                finally:
+                    if was_enabled:
+                        gc.enable()
+                self.timings.add("hierarchy", time.perf_counter() - start)
+                gc.freeze()
+
     def settle(self) -> None:
         """The build's work that can wait until the first answer has gone out (the worker calls
-        it then): the memory the build's intermediates held given back to the system."""
+        it then): the whole Hierarchy when the first view was drawn without it, then the memory
+        the build's intermediates held given back to the system."""
+        try:
+            self.build_hierarchy()
+        except errors.PublicError:  # the graph's own fault (too deep): the next job says so
+            pass
         _return_freed_memory()
 
 
@@ -151,27 +191,42 @@ def _malformed_node_defs(what: str):
         raise errors.InvalidArgumentError(f"malformed GraphDef in {what}: {e}") from None
 
 
-def _hierarchy(state: GraphState) -> None:
-    """The Hierarchy, with step stats joined for a profile."""
-    from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy, join_step_stats
-    from tb_graph_plugin.hierarchy.scopes import ScopesTooDeep
+def _hierarchy_options(payload: dict):
+    from tb_graph_plugin.hierarchy import HierarchyOptions
 
-    options = dict(state.payload.get("hierarchy_options", {}))
+    options = dict(payload.get("hierarchy_options", {}))
     if "ungrouped_series" in options:  # a list on the wire, a frozenset in the options
         options["ungrouped_series"] = frozenset(options["ungrouped_series"])
+    return HierarchyOptions(**options)
+
+
+@contextlib.contextmanager
+def _too_deep(what: str):
+    from tb_graph_plugin.hierarchy.scopes import ScopesTooDeep
+
     try:
-        state.hierarchy = build_hierarchy(state.slim, HierarchyOptions(**options))
+        yield
     except ScopesTooDeep as e:
-        raise limits.GraphTooDeepError(state.what, str(e)) from None
-    if state.payload.get("run_metadata"):
-        rm = run_metadata.parse_run_metadata(state.payload["run_metadata"], f"step stats of {state.what}")
-        state.unmatched_stats = join_step_stats(state.hierarchy, rm)
+        raise limits.GraphTooDeepError(what, str(e)) from None
+
+
+def _hierarchy(state: GraphState) -> None:
+    """The Hierarchy, with step stats joined for a profile."""
+    from tb_graph_plugin.hierarchy import build_hierarchy, join_step_stats
+
+    with _too_deep(state.what):
+        hierarchy = build_hierarchy(state.slim, state.hierarchy_options)
+    if state.run_metadata:
+        rm = run_metadata.parse_run_metadata(state.run_metadata, f"step stats of {state.what}")
+        state.unmatched_stats = join_step_stats(hierarchy, rm)
+        state.run_metadata = None
+    state.hierarchy = hierarchy
 
 
 BUILD: Pipeline[GraphState] = Pipeline("graph_state", [
     Step("parse", _parse),
     Step("slim_graph", _slim_graph),
-    Step("hierarchy", _hierarchy),
+    Step("hierarchy", _hierarchy, when=lambda state: not state.defers_hierarchy),
 ])
 
 
@@ -201,8 +256,13 @@ def _scene_options(args: dict):
 def scene_task(state: GraphState, args: dict, progress: Progress) -> str:
     from tb_graph_plugin.layout.scene import build_scene
 
-    progress("layout", 0.7)
     ref = wire.GraphRef(**dict(args["graph"], kind=wire.GraphKind(args["graph"]["kind"])))
+    if args.get("first_view") and not args["expanded"] and state.hierarchy is None:
+        scene = _early_first_view(state, ref, args, progress)
+        if scene is not None:
+            return scene
+    state.build_hierarchy(progress)
+    progress("layout", 0.7)
     missing = [g for g in args["expanded"] if not state.hierarchy.has(g) or not state.hierarchy.is_group(g)]
     if missing:
         raise errors.InvalidArgumentError(f"cannot expand {missing[0]!r}: no such group in this graph")
@@ -215,6 +275,35 @@ def scene_task(state: GraphState, args: dict, progress: Progress) -> str:
     scene = build_scene(state.hierarchy, ref, expanded, options=options, cache=state.layout_cache)
     scene.stats.update(graph_report(state))
     return _with_timings(state, scene)
+
+
+def _early_first_view(state: GraphState, ref: wire.GraphRef, args: dict, progress: Progress) -> Optional[str]:
+    """The first view drawn from a partial Hierarchy (``first_view.first_view_hierarchy``), or
+    None when it needs the whole one. The partial Hierarchy is dropped after this scene."""
+    from tb_graph_plugin.layout.scene import LayoutCache, build_scene
+    from tb_graph_plugin.layout.scene.first_view import first_view_expanded, first_view_hierarchy
+
+    progress("first_view_hierarchy", 0.6)
+    start = time.perf_counter()
+    with _too_deep(state.what):
+        h = first_view_hierarchy(state.slim, state.hierarchy_options)
+    state.timings.add("first_view_hierarchy", time.perf_counter() - start)
+    if h is None:
+        return None
+    progress("layout", 0.7)
+    scene = build_scene(h, ref, first_view_expanded(h), options=_scene_options(args), cache=LayoutCache())
+    scene.stats.update(graph_report(state))
+    return _with_timings(state, scene)
+
+
+def _on_whole(task: Callable[[GraphState, dict, Progress], str]) -> Callable[[GraphState, dict, Progress], str]:
+    """``task`` run on the whole Hierarchy (built first if a first view went out without it)."""
+    def run(state: GraphState, args: dict, progress: Progress) -> str:
+        state.build_hierarchy(progress)
+        return task(state, args, progress)
+
+    run.__doc__ = task.__doc__
+    return run
 
 
 def _with_timings(state: GraphState, scene) -> str:
@@ -310,9 +399,9 @@ def node_data_task(state: GraphState, args: dict, progress: Progress) -> str:
 
 TASKS: dict[str, Callable[[GraphState, dict, Progress], str]] = {
     "scene": scene_task,
-    "scene_delta": scene_delta_task,
-    "node": node_task,
-    "search": search_task,
-    "diff": diff_task,
-    "node_data": node_data_task,
+    "scene_delta": _on_whole(scene_delta_task),
+    "node": _on_whole(node_task),
+    "search": _on_whole(search_task),
+    "diff": _on_whole(diff_task),
+    "node_data": _on_whole(node_data_task),
 }

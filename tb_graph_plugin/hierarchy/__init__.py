@@ -22,6 +22,12 @@ a step whose condition does not hold is skipped and not timed):
 7. ``stats.compute_stats``          cardinality, depth, level (op/device/XLA histograms: on demand)
 8. ``release``                      the grouping phases' adjacency dropped
 
+:data:`FIRST_VIEW_PIPELINE` (``build_first_view_hierarchy``, issue 21) is the same list without the
+template steps (5, 6), the grouping phases 2-3b run only in the groups a first view shows: what
+those groups hold, the MetaEdges between their children and every group's cardinality are what
+the whole build gives them (a grouping phase run in one group regroups that group's subtree
+only), and ``unique.unique_structures`` says when their children's templates are None there too.
+
 Afterwards, on demand: ``profile.join_step_stats`` (step stats per op, summed per group),
 ``stats.histograms`` (a group's ops counted by op, device, XLA cluster) and
 ``details.node_details`` (the info pane).
@@ -63,6 +69,7 @@ from tb_graph_plugin.pipeline import Pipeline, Step
 
 __all__ = [
     "build_hierarchy",
+    "build_first_view_hierarchy",
     "join_step_stats",
     "node_details",
     "Hierarchy",
@@ -76,10 +83,24 @@ __all__ = [
 
 def build_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions] = None) -> Hierarchy:
     """Group a SlimGraph into MetaNodes, SeriesNodes and MetaEdges."""
+    return _without_gc(PIPELINE, Hierarchy(slim, options or HierarchyOptions()))
+
+
+def build_first_view_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions], shown) -> Hierarchy:
+    """The Hierarchy :data:`FIRST_VIEW_PIPELINE` gives: the groups named in ``shown`` (the
+    root's name included) grouped as :func:`build_hierarchy` groups them, the others as their
+    scopes made them; no templates. Their children's templates are None in the whole build
+    when ``unique.unique_structures`` holds for those children."""
+    h = Hierarchy(slim, options or HierarchyOptions())
+    h.grouped_only = frozenset(shown)
+    return _without_gc(FIRST_VIEW_PIPELINE, h)
+
+
+def _without_gc(pipeline: Pipeline, h: Hierarchy) -> Hierarchy:
     was_enabled = gc.isenabled()
     gc.disable()  # many small objects, no cycles: GC passes would cost O(heap) each
     try:
-        return _build(slim, options)
+        return pipeline.run(_Build(h), timings=h.timings).h
     finally:
         if was_enabled:
             gc.enable()
@@ -140,7 +161,6 @@ PIPELINE: Pipeline[_Build] = Pipeline("hierarchy", [
     Step("release", _release_adjacency),
 ])
 
-
-def _build(slim: SlimGraph, options: Optional[HierarchyOptions]) -> Hierarchy:
-    h = Hierarchy(slim, options or HierarchyOptions())
-    return PIPELINE.run(_Build(h), timings=h.timings).h
+_TEMPLATE_STEPS = ("templates", "block_series", "series_templates", "template_ids", "drop_templates")
+FIRST_VIEW_PIPELINE: Pipeline[_Build] = Pipeline(
+    "first_view_hierarchy", [s for s in PIPELINE.steps if s.name not in _TEMPLATE_STEPS])

@@ -50,6 +50,8 @@ def infer_scopes(h: Hierarchy) -> int:
     n = h.n_ops
     for gid in [g.id for g in h.groups]:  # snapshot: new groups are not revisited
         g = h.groups[gid - n]
+        if not h.regroups(g):
+            continue
         if opts.infer_scopes is None and (len(g.children) < opts.infer_min_siblings  # most groups
                                           or _n_group_children(g.children, n) < opts.infer_min_siblings):
             continue

@@ -247,6 +247,13 @@ class Hierarchy:
         self.edge_arrays: Optional[tuple] = None  # (edge_src, edge_dst) as numpy arrays (hierarchy.dataflow)
         self.metaedge_table: Optional[MetaEdgeTable] = None  # hierarchy.metaedges, until block series
         self.histogram_memo: Any = None  # the histograms counted so far (hierarchy.stats.histograms)
+        # The groups (by name) the grouping phases 2-3b run in; None: every group. A first view's
+        # partial build (``hierarchy.partial``) names the groups that view shows.
+        self.grouped_only: Optional[frozenset[str]] = None
+
+    def regroups(self, g: "MetaNode") -> bool:
+        """Whether the grouping phases (inferred scopes, regions, op series, splits) run in ``g``."""
+        return self.grouped_only is None or g.name in self.grouped_only
 
     # ---- ids and names -----------------------------------------------------------------
     @property

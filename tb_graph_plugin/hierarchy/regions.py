@@ -54,7 +54,7 @@ def infer_regions(h: Hierarchy) -> int:
     for gid in [g.id for g in h.groups]:  # snapshot: new groups are not revisited
         g = h.groups[gid - h.n_ops]
         children = g.children
-        if len(children) < opts.region_min_children or g.inferred or g.is_series:
+        if len(children) < opts.region_min_children or g.inferred or g.is_series or not h.regroups(g):
             continue
         layers = sum(1 for c in children if c >= h.n_ops)
         if layers < opts.region_min_children or layers * 2 < len(children):

@@ -160,7 +160,7 @@ def detect_op_series(h: Hierarchy) -> int:
     edges = placed_edges(h)
     for g in list(h.groups):
         children = g.children
-        if len(children) + 1 < min_size:
+        if len(children) + 1 < min_size or not h.regroups(g):
             continue
         op_of = [ops[c] for c in children if c < n]
         if len(op_of) + 1 < min_size:

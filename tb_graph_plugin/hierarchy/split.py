@@ -74,11 +74,11 @@ def split_wide_groups(h: Hierarchy, max_children: int | None = None) -> int:
     limit = max(2, max_children) if max_children is not None else _max_children(h)
     made = 0
     for g in list(h.groups):  # snapshot: new groups are never wider than the limit
-        if isinstance(g, SeriesNode) and len(g.children) > limit:
+        if isinstance(g, SeriesNode) and len(g.children) > limit:  # made in a group regrouped
             made += _cut_series(h, g, limit)
     edges = placed_edges(h)
     for g in list(h.groups):
-        if not isinstance(g, SeriesNode) and len(g.children) > limit:
+        if not isinstance(g, SeriesNode) and len(g.children) > limit and h.regroups(g):
             made += _split_group(h, g, limit, edges.of(g.id))
     return made
 

@@ -86,7 +86,9 @@ def test_overlong_pattern_is_400():
 
 
 def _state(names):
-    return tasks.GraphState({"graph": graph_bytes(names)}, lambda stage, fraction: None)
+    state = tasks.GraphState({"graph": graph_bytes(names)}, lambda stage, fraction: None)
+    state.build_hierarchy()  # as every task but a first view has it
+    return state
 
 
 def test_search_stops_at_its_time_budget_and_says_so():
@@ -113,6 +115,7 @@ def test_search_matches_labels_and_op_types_ignoring_case_unless_names_only():
     graph.node.add(name="m/q_idx", op="aten::add", input=["m/816"])  # label "q_idx" (the author's)
     graph.node.add(name="m/Relu", op="Relu", input=["m/q_idx"])
     state = tasks.GraphState({"graph": graph.SerializeToString()}, lambda stage, fraction: None)
+    state.build_hierarchy()
 
     def names(q, **kw):
         return [h.name for h in search.search_graph(state, q, None, **kw).hits]

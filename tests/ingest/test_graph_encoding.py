@@ -117,9 +117,9 @@ def test_damage_inside_an_attr_is_a_clear_error_in_the_info_pane():
     with pytest.raises(MalformedNodeDef, match="NodeDef of op 1 is malformed"):
         slim.node_defs[1]
     state = tasks.GraphState({"graph": blob}, lambda stage, fraction: None)
-    assert tasks.node_task(state, {"name": "a"}, lambda stage, fraction: None)
+    assert tasks.TASKS["node"](state, {"name": "a"}, lambda stage, fraction: None)
     with pytest.raises(errors.InvalidArgumentError, match="malformed GraphDef in this graph: the NodeDef of op 1"):
-        tasks.node_task(state, {"name": "b"}, lambda stage, fraction: None)
+        tasks.TASKS["node"](state, {"name": "b"}, lambda stage, fraction: None)
 
 
 def test_damage_inside_an_attr_the_build_reads_fails_the_build_clearly():

@@ -30,9 +30,14 @@ Example::
 
 from __future__ import annotations
 
-from tb_graph_plugin.hierarchy.model import Hierarchy, SeriesNode
+from typing import Optional
 
-__all__ = ["first_view_expanded", "first_view_levels"]
+from tb_graph_plugin.graph.model import SlimGraph
+from tb_graph_plugin.hierarchy import HierarchyOptions, build_first_view_hierarchy
+from tb_graph_plugin.hierarchy.model import ROOT_NAME, Hierarchy, SeriesNode
+from tb_graph_plugin.hierarchy.unique import unique_structures
+
+__all__ = ["first_view_expanded", "first_view_levels", "first_view_hierarchy"]
 
 
 def first_view_expanded(h: Hierarchy, max_children: int = 8, min_share: float = 0.6, max_depth: int = 2,
@@ -47,11 +52,42 @@ def first_view_levels(h: Hierarchy) -> dict[int, int]:
     return {h.root.id: -1, **{g: i for i, g in enumerate(_first_view_ids(h))}}
 
 
+def first_view_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions] = None,
+                         max_rounds: int = 4) -> Optional[Hierarchy]:
+    """A Hierarchy to draw the first view from before the whole one is built (issue 21), or None.
+
+    The groups the first view reads are grouped (``hierarchy.build_first_view_hierarchy``), the
+    rest left as their scopes made them: the root first, then, round after round, the groups
+    the choice above read in the last round, until it reads only grouped ones (a fixed point:
+    the same choice on the same children as on the whole Hierarchy). None when that takes more
+    than ``max_rounds`` builds, or when a child of a read group may share its structure with
+    another group (``hierarchy.unique``: then its template id, a block series, or the choice
+    of a stack needs the whole build's templates).
+
+    Post: a Hierarchy whose first view (:func:`first_view_expanded`, the scene drawn with it
+    open) equals the whole Hierarchy's; only the first view may be drawn from it.
+    """
+    grouped = {ROOT_NAME}
+    for _ in range(max_rounds):
+        h = build_first_view_hierarchy(slim, options, grouped)
+        read: list[int] = []
+        _first_view_ids(h, read=read)
+        names = {h.name_of(g) for g in read}
+        if names <= grouped:
+            return h if unique_structures(h, [h.group(g).children for g in dict.fromkeys(read)]) else None
+        grouped |= names
+    return None
+
+
 def _first_view_ids(h: Hierarchy, max_children: int = 8, min_share: float = 0.6, max_depth: int = 2,
-                    extra_depth: int = 2) -> list[int]:
+                    extra_depth: int = 2, read: Optional[list[int]] = None) -> list[int]:
+    """The groups the first view opens; ``read``, if given, gets every group whose children the
+    choice looked at (each opened group, the root, and the last candidate)."""
+    read = [] if read is None else read
     opened: list[int] = []
     gid = h.root.id
     for depth in range(max_depth + extra_depth + 1):
+        read.append(gid)
         children = [c for c in h.group(gid).children if not _is_library_function(h, c)]
         total = sum(h.cardinality(c) for c in children)
         groups = [c for c in children if h.is_group(c) and h.cardinality(c) > 1]
@@ -60,6 +96,7 @@ def _first_view_ids(h: Hierarchy, max_children: int = 8, min_share: float = 0.6,
         best = max(groups, key=h.cardinality)
         if h.cardinality(best) < min_share * total:
             break
+        read.append(best)
         stack = _is_block_stack(h, best)
         only = len(children) == 1  # the group just opened shows one box: open it too
         if len(children) > max_children and not (opened and stack):

@@ -1,0 +1,71 @@
+"""Which groups no other group can share a structure with, read from op counts alone.
+
+Ours (issue 21: the first view before the rest; no reference document). A first view built
+from a partial Hierarchy (``hierarchy.build_first_view_hierarchy``: the grouping phases run
+only in the groups that view shows) does not hash templates: the hash of a group reads its
+whole subtree (``templates``), which the partial build leaves unfinished. What a shown group's
+children need from the templates is whether any other group shares their structure (their
+``template`` id; a block series is made of siblings that do). This module answers "no" where
+the op counts prove it:
+
+A group ``C`` whose subtree holds more than half of the graph's ops of some op type ``t``
+shares its structure with no other group of the *whole* Hierarchy. A group of the same
+structure holds the same op types as many times (the hash colours each op by its op type,
+and refines by the children's colours, recursively), so it holds more than half of the ``t``
+ops too: it overlaps ``C``, so in a tree it contains ``C`` or lies inside it, holding exactly
+``C``'s ops. Such a group wraps the other through levels of one child each, and a wrapper's
+metagraph (one node) hashes apart from the metagraph it wraps (barring a 64-bit collision).
+That holds whatever groups the rest of the build makes (an inferred scope, a series or a split
+elsewhere only regroups ops under one group).
+
+Pre: ``h``'s tree holds every main op of the graph (scopes built; any later phase may have run).
+Post: :func:`unique_structures` is True only when every group in its lists holds more than half
+of the ops of some op type; O(ops + groups x depth) in numpy per list.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_graph_plugin.hierarchy.model import Hierarchy
+from tb_graph_plugin.hierarchy.tree import group_levels, group_parents
+
+__all__ = ["unique_structures"]
+
+
+def unique_structures(h: Hierarchy, sibling_lists: list[list[int]]) -> bool:
+    """Whether each group in each list of siblings holds more than half of the ops of one op
+    type (see the module docstring); ops in a list are ignored."""
+    n = h.n_ops
+    lists = [[g for g in siblings if g >= n] for siblings in sibling_lists]
+    lists = [gids for gids in lists if gids]
+    if not lists:
+        return True
+    parent = group_parents(h)
+    level = group_levels(parent)
+    op_parent = np.asarray(h.op_parent, dtype=np.int64)
+    main = np.flatnonzero(op_parent >= 0)
+    code_of: dict = {}
+    ops = h.slim.ops
+    codes = np.fromiter((code_of.setdefault(ops[i], len(code_of)) for i in main.tolist()), dtype=np.int64,
+                        count=len(main))
+    n_types = len(code_of)
+    total = np.bincount(codes, minlength=n_types)
+    return all(_each_holds_most_of_a_type(gids, parent, level, op_parent[main] - n, codes, total, n, n_types)
+               for gids in lists)
+
+
+def _each_holds_most_of_a_type(gids, parent, level, op_group, codes, total, n, n_types) -> bool:
+    """``gids``: sibling groups; ``op_group``: each main op's group (index), ``codes`` its op type."""
+    under = np.full(len(parent), -1, dtype=np.int64)  # each group's position in ``gids``, or its ancestor's
+    under[np.asarray(gids, dtype=np.int64) - n] = np.arange(len(gids))
+    for depth in range(1, int(level.max()) + 1):  # parents before children: one pass per level
+        at = np.flatnonzero((level == depth) & (under < 0))
+        under[at] = under[parent[at]]
+    owner = under[op_group]
+    inside = owner >= 0
+    keys, counts = np.unique(owner[inside] * n_types + codes[inside], return_counts=True)
+    owners, types = np.divmod(keys, n_types)
+    proven = np.zeros(len(gids), dtype=bool)
+    proven[owners[2 * counts > total[types]]] = True
+    return bool(proven.all())

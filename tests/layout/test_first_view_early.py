@@ -1,0 +1,96 @@
+"""The first view before the rest (issue 21): ``first_view.first_view_hierarchy`` builds only what a
+first view shows, and the scene drawn from it is the whole build's first view, byte for byte (but
+timings); where it cannot prove that (children that may share a template), it says None and the
+worker builds the whole Hierarchy first."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tb_graph_plugin import wire
+from tb_graph_plugin.graph import build_slim_graph
+from tb_graph_plugin.hierarchy import build_hierarchy
+from tb_graph_plugin.hierarchy.unique import unique_structures
+from tb_graph_plugin.ingest.graph_encoding import split_graph_def
+from tb_graph_plugin.ingest.local import open_logs
+from tb_graph_plugin.layout.scene import LayoutCache, build_scene
+from tb_graph_plugin.layout.scene.first_view import first_view_expanded, first_view_hierarchy
+from tests.tb_app import OURS, TbApp
+
+_TIMINGS = ("layout_seconds", "timings")
+
+
+def _graphs(path):
+    logs = open_logs(str(path))
+    for run in logs.listing().runs:
+        for tag in run.tags:
+            if tag.run_graph or tag.op_graph:
+                ref = wire.GraphRef(run=run.run, tag=tag.tag, kind=wire.GraphKind.OP)
+                yield ref, logs.graph_def(ref)
+
+
+def _first_scene(h, ref) -> dict:
+    plain = wire.to_plain(build_scene(h, ref, first_view_expanded(h), cache=LayoutCache()))
+    for key in _TIMINGS:
+        plain["stats"].pop(key, None)
+    return plain
+
+
+# (kind, tags whose first view must come from the partial build): training steps and a TF1 graph,
+# whose top levels hold a few unlike groups; the rest may fall back, and must then say None
+_KINDS = [("tf1_graph", {"__run_graph__"}), ("tf2_keras_trace", {"train_step"}),
+          ("tf2_multi_function_trace", {"multi_function"}), ("torch_cnn", set()),
+          ("torch_transformer", set()), ("keras_resnet50_trace", set()), ("hf_gpt2", set())]
+
+
+@pytest.mark.parametrize("kind,early_tags", _KINDS, ids=[k for k, _ in _KINDS])
+def test_the_partial_build_draws_the_whole_builds_first_view(real_logs, kind, early_tags):
+    seen = set()
+    for ref, graph_def in _graphs(real_logs.get(kind)):
+        slim = build_slim_graph(split_graph_def(graph_def.SerializeToString(), ref.tag))
+        whole = build_hierarchy(slim)
+        early = first_view_hierarchy(slim)
+        if early is None:
+            assert ref.tag not in early_tags, f"{kind}:{ref.tag}: the first view waited for the whole build"
+            continue
+        seen.add(ref.tag)
+        assert first_view_expanded(early) == first_view_expanded(whole)
+        assert json.dumps(_first_scene(early, ref), sort_keys=True) == json.dumps(_first_scene(whole, ref), sort_keys=True)
+        assert len(early.groups) <= len(whole.groups)  # the groups nobody sees were not regrouped
+    assert early_tags <= seen
+
+
+def test_children_of_one_structure_need_the_whole_build(real_logs):
+    """ResNet50's blocks share templates: the children of the group it opens cannot be proven
+    unique, so its first view waits for the templates; a group holding most of an op type is."""
+    (ref, graph_def), = _graphs(real_logs.get("keras_resnet50_trace"))
+    slim = build_slim_graph(split_graph_def(graph_def.SerializeToString(), ref.tag))
+    whole = build_hierarchy(slim)
+    shared = [g.id for g in whole.groups if g.template is not None]
+    assert len(shared) >= 2 and not unique_structures(whole, [shared[:2]])
+    assert first_view_hierarchy(slim) is None
+    top = whole.group(whole.root.id).children
+    biggest = max((c for c in top if whole.is_group(c)), key=whole.cardinality)
+    assert whole.template_of(biggest) is None and unique_structures(whole, [[biggest]])
+
+
+def test_the_worker_answers_the_first_view_before_the_whole_hierarchy(real_logs):
+    """Through TensorBoard: the first ``/scene`` (no ``expanded``) of a training step is drawn
+    from the partial build (its timings name ``first_view_hierarchy``, not ``hierarchy``); the
+    whole Hierarchy is there for the next jobs, which draw the same first view from it."""
+    app = TbApp(real_logs.get("tf2_keras_trace"))
+    try:
+        ref = {"run": "tf2_keras_trace", "tag": "train_step"}
+        first = app.json(OURS + "/scene", wait="60", **ref)
+        timings = first["stats"]["timings"]
+        assert "first_view_hierarchy" in timings and "hierarchy" not in timings, timings
+        opened = next(n["name"] for n in first["nodes"] if n["kind"] == "meta" and not n["expanded"])
+        assert app.json(OURS + "/node", wait="60", name=opened, **ref)["name"] == opened
+        again = app.json(OURS + "/scene", wait="60", expanded=json.dumps(first["expanded"]), **ref)
+        assert "hierarchy" in again["stats"]["timings"]
+        assert [(n["name"], n["x"], n["y"]) for n in again["nodes"]] == [(n["name"], n["x"], n["y"]) for n in first["nodes"]]
+        assert app.json(OURS + "/scene", wait="60", expanded=json.dumps([*first["expanded"], opened]), **ref)["nodes"]
+    finally:
+        app.ours.pool.close()
