@@ -8,8 +8,8 @@ graphs, read with the plugin's own ``ingest.local``), prints one line per stage:
 * ``first``      the first-view scene (``first_view.first_view_expanded``) as wire JSON
 * ``open``       scenes with each of the ``--groups`` largest groups opened (with its ancestors)
 * ``early``      the first-view scene drawn from ``first_view.first_view_hierarchy`` (the partial
-  build a worker sends the first view from): the ``first`` digest again, or ``none`` when that
-  graph's first view waits for the whole build
+  build a worker sends the first view from): the ``first`` digest again (``(the whole Hierarchy)``
+  after it when that graph's first view needs the whole build)
 
 Timing fields (``stats.layout_seconds``, ``stats.groups_laid_out``) are left out; everything else
 of the scene, coordinates included, is hashed. Usage::
@@ -120,8 +120,8 @@ def fingerprint(path: str, n_groups: int) -> list[str]:
             opened.append(_scene_digest(build_scene(h, ref, names, cache=cache)))
         lines.append(f"{label} open {_digest(opened)} ({len(opened)} scenes)")
         early = first_view_hierarchy(slim)
-        lines.append(f"{label} early " + ("none" if early is None else
-                                          _scene_digest(build_scene(early, ref, first_view_expanded(early)))))
+        lines.append(f"{label} early {_scene_digest(build_scene(early, ref, first_view_expanded(early)))}"
+                     + (" (the whole Hierarchy)" if early.grouped_only is None else ""))
     return lines
 
 

@@ -12,8 +12,8 @@ Example::
 
     >>> p = Pipeline("demo", [Step("double", lambda s: s.append(s[-1] * 2)),
     ...                       Step("odd", lambda s: s.append(1), when=lambda s: s[-1] % 2 == 1)])
-    >>> p.run([3]), p.run([3], stop_after="double")
-    ([3, 6], [3, 6])
+    >>> p.run([3]), p.run([3], stop_after="double"), p.run([3, 7], start_after="double")
+    ([3, 6], [3, 6], [3, 7, 1])
     >>> p.names
     ['double', 'odd']
 """
@@ -67,20 +67,25 @@ class Pipeline(Generic[S]):
         return [s.name for s in self.steps]
 
     def run(self, state: S, *, timings: Optional[Timings] = None, progress: Optional[Progress] = None,
-            span: tuple[float, float] = (0.0, 1.0), stop_after: Optional[str] = None) -> S:
+            span: tuple[float, float] = (0.0, 1.0), stop_after: Optional[str] = None,
+            start_after: Optional[str] = None) -> S:
         """Run the steps in order on ``state`` and return it.
 
-        Pre: ``stop_after`` is None or a step name. Post: each step whose ``when`` held ran once,
+        Pre: ``stop_after`` and ``start_after`` are None or step names (``start_after``: the
+        state is what the steps up to that one made; they are not run again). Post: each step
+        after ``start_after`` whose ``when`` held ran once,
         its seconds added to ``timings[name]``; skipped steps are not in ``timings``; before each
         run step, ``progress(name, f)`` with ``f`` going from ``span[0]`` towards ``span[1]`` by step
         index; nothing after ``stop_after`` ran.
         """
-        if stop_after is not None and stop_after not in self.names:
-            raise ValueError(f"pipeline {self.name!r} has no step {stop_after!r} (steps: {self.names})")
+        for name in (stop_after, start_after):
+            if name is not None and name not in self.names:
+                raise ValueError(f"pipeline {self.name!r} has no step {name!r} (steps: {self.names})")
+        first = 0 if start_after is None else self.names.index(start_after) + 1
         timings = Timings() if timings is None else timings
         lo, hi = span
         n = len(self.steps)
-        for i, step in enumerate(self.steps):
+        for i, step in enumerate(self.steps[first:], first):
             if step.when is None or step.when(state):
                 if progress is not None:
                     progress(step.name, lo + (hi - lo) * i / n)

@@ -279,17 +279,25 @@ def scene_task(state: GraphState, args: dict, progress: Progress) -> str:
 
 def _early_first_view(state: GraphState, ref: wire.GraphRef, args: dict, progress: Progress) -> Optional[str]:
     """The first view drawn from a partial Hierarchy (``first_view.first_view_hierarchy``), or
-    None when it needs the whole one. The partial Hierarchy is dropped after this scene."""
+    None when that view needs the whole one, which is then ``state.hierarchy`` (built on from the
+    partial build's scopes when it stopped right after them). The partial one is dropped after
+    this scene."""
     from tb_graph_plugin.layout.scene import LayoutCache, build_scene
     from tb_graph_plugin.layout.scene.first_view import first_view_expanded, first_view_hierarchy
 
     progress("first_view_hierarchy", 0.6)
-    start = time.perf_counter()
-    with _too_deep(state.what):
-        h = first_view_hierarchy(state.slim, state.hierarchy_options)
-    state.timings.add("first_view_hierarchy", time.perf_counter() - start)
-    if h is None:
-        return None
+    with state._hierarchy_lock:  # a quick job on this graph waits for what this builds
+        if state.hierarchy is not None:
+            return None
+        start = time.perf_counter()
+        with _too_deep(state.what):
+            h = first_view_hierarchy(state.slim, state.hierarchy_options)
+        whole = h.grouped_only is None
+        state.timings.add("hierarchy" if whole else "first_view_hierarchy", time.perf_counter() - start)
+        if whole:
+            state.hierarchy = h
+            gc.freeze()
+            return None
     progress("layout", 0.7)
     scene = build_scene(h, ref, first_view_expanded(h), options=_scene_options(args), cache=LayoutCache())
     scene.stats.update(graph_report(state))

@@ -22,11 +22,12 @@ a step whose condition does not hold is skipped and not timed):
 7. ``stats.compute_stats``          cardinality, depth, level (op/device/XLA histograms: on demand)
 8. ``release``                      the grouping phases' adjacency dropped
 
-:data:`FIRST_VIEW_PIPELINE` (``build_first_view_hierarchy``, issue 21) is the same list without the
-template steps (5, 6), the grouping phases 2-3b run only in the groups a first view shows: what
-those groups hold, the MetaEdges between their children and every group's cardinality are what
-the whole build gives them (a grouping phase run in one group regroups that group's subtree
-only), and ``unique.unique_structures`` says when their children's templates are None there too.
+:data:`FIRST_VIEW_PIPELINE` (``build_first_view_hierarchy``, issue 21) is steps 1-3b with the
+grouping phases run only in the groups a first view shows, checked before and after them by
+``unique_scopes`` and ``unique`` (``unique.unique_structures``: no child of those groups can
+share a template; else the partial build stops), then 4, 7 and 8. What those groups hold, the
+MetaEdges between their children and every group's cardinality are what the whole build gives
+them: a grouping phase run in one group regroups that group's subtree only.
 
 Afterwards, on demand: ``profile.join_step_stats`` (step stats per op, summed per group),
 ``stats.histograms`` (a group's ops counted by op, device, XLA cluster) and
@@ -65,6 +66,7 @@ from tb_graph_plugin.hierarchy.model import (
     SeriesNode,
 )
 from tb_graph_plugin.hierarchy.profile import join_step_stats
+from tb_graph_plugin.hierarchy.unique import unique_structures
 from tb_graph_plugin.pipeline import Pipeline, Step
 
 __all__ = [
@@ -83,24 +85,32 @@ __all__ = [
 
 def build_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions] = None) -> Hierarchy:
     """Group a SlimGraph into MetaNodes, SeriesNodes and MetaEdges."""
-    return _without_gc(PIPELINE, Hierarchy(slim, options or HierarchyOptions()))
+    return _without_gc(PIPELINE, _Build(Hierarchy(slim, options or HierarchyOptions()))).h
 
 
 def build_first_view_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions], shown) -> Hierarchy:
     """The Hierarchy :data:`FIRST_VIEW_PIPELINE` gives: the groups named in ``shown`` (the
     root's name included) grouped as :func:`build_hierarchy` groups them, the others as their
-    scopes made them; no templates. Their children's templates are None in the whole build
-    when ``unique.unique_structures`` holds for those children."""
+    scopes made them; no templates; ``grouped_only`` says which. Or, when a child of a group in
+    ``shown`` may share its structure with another group (``unique.unique_structures``: its
+    template, and the block series among those children, need the whole build), the whole
+    Hierarchy (``grouped_only`` None), built on from the scopes when that showed among them."""
     h = Hierarchy(slim, options or HierarchyOptions())
     h.grouped_only = frozenset(shown)
-    return _without_gc(FIRST_VIEW_PIPELINE, h)
+    b = _without_gc(FIRST_VIEW_PIPELINE, _Build(h))
+    if b.unique:
+        return h
+    if b.failed_at == "unique_scopes":  # nothing but the scopes made: the whole build goes on from them
+        h.grouped_only = None
+        return _without_gc(PIPELINE, b, start_after="scopes").h
+    return build_hierarchy(slim, options)
 
 
-def _without_gc(pipeline: Pipeline, h: Hierarchy) -> Hierarchy:
+def _without_gc(pipeline: Pipeline, b: _Build, start_after: Optional[str] = None) -> _Build:
     was_enabled = gc.isenabled()
     gc.disable()  # many small objects, no cycles: GC passes would cost O(heap) each
     try:
-        return pipeline.run(_Build(h), timings=h.timings).h
+        return pipeline.run(b, timings=b.h.timings, start_after=start_after)
     finally:
         if was_enabled:
             gc.enable()
@@ -112,6 +122,8 @@ class _Build:
 
     h: Hierarchy
     new_series: list = dataclasses.field(default_factory=list)
+    unique: bool = True  # a first view's partial build: the shown groups' children share no template
+    failed_at: str = ""  # the step that found they may (``unique_scopes`` or ``unique``)
 
 
 def _block_series(b: _Build) -> None:
@@ -161,6 +173,35 @@ PIPELINE: Pipeline[_Build] = Pipeline("hierarchy", [
     Step("release", _release_adjacency),
 ])
 
-_TEMPLATE_STEPS = ("templates", "block_series", "series_templates", "template_ids", "drop_templates")
-FIRST_VIEW_PIPELINE: Pipeline[_Build] = Pipeline(
-    "first_view_hierarchy", [s for s in PIPELINE.steps if s.name not in _TEMPLATE_STEPS])
+def _prove_unique(step: str):
+    """A step: whether no child of a grouped group can share a template (``unique.unique_structures``);
+    if one may, the partial build stops there (the first view needs the whole build's templates)."""
+    def prove(b: _Build) -> None:
+        h = b.h
+        grouped = [h.group_index[name] for name in h.grouped_only if name in h.group_index]
+        b.unique = unique_structures(h, [h.group(g).children for g in grouped])
+        b.failed_at = "" if b.unique else step
+    return Step(step, prove, when=_proven)
+
+
+def _proven(b: _Build) -> bool:
+    return b.unique
+
+
+def _if_proven(step: Step) -> Step:
+    return Step(step.name, step.run, when=lambda b: b.unique and (step.when is None or step.when(b)))
+
+
+_STEP = {s.name: s for s in PIPELINE.steps}
+FIRST_VIEW_PIPELINE: Pipeline[_Build] = Pipeline("first_view_hierarchy", [
+    _STEP["scopes"],
+    _prove_unique("unique_scopes"),  # the scopes' children already: a stop here loses no work
+    _if_proven(_STEP["infer_scopes"]),
+    _if_proven(_STEP["infer_regions"]),
+    _if_proven(_STEP["op_series"]),
+    _if_proven(_STEP["split"]),
+    _prove_unique("unique"),
+    _if_proven(_STEP["metaedges"]),
+    _if_proven(_STEP["stats"]),
+    _STEP["release"],
+])

@@ -45,10 +45,9 @@ def unique_structures(h: Hierarchy, sibling_lists: list[list[int]]) -> bool:
     level = group_levels(parent)
     op_parent = np.asarray(h.op_parent, dtype=np.int64)
     main = np.flatnonzero(op_parent >= 0)
-    code_of: dict = {}
-    ops = h.slim.ops
-    codes = np.fromiter((code_of.setdefault(ops[i], len(code_of)) for i in main.tolist()), dtype=np.int64,
-                        count=len(main))
+    ops = h.slim.ops[:n]
+    code_of = {op: k for k, op in enumerate(dict.fromkeys(ops))}  # op types numbered, in C
+    codes = np.fromiter(map(code_of.__getitem__, ops), dtype=np.int64, count=n)[main]
     n_types = len(code_of)
     total = np.bincount(codes, minlength=n_types)
     return all(_each_holds_most_of_a_type(gids, parent, level, op_parent[main] - n, codes, total, n, n_types)

@@ -33,9 +33,8 @@ from __future__ import annotations
 from typing import Optional
 
 from tb_graph_plugin.graph.model import SlimGraph
-from tb_graph_plugin.hierarchy import HierarchyOptions, build_first_view_hierarchy
+from tb_graph_plugin.hierarchy import HierarchyOptions, build_first_view_hierarchy, build_hierarchy
 from tb_graph_plugin.hierarchy.model import ROOT_NAME, Hierarchy, SeriesNode
-from tb_graph_plugin.hierarchy.unique import unique_structures
 
 __all__ = ["first_view_expanded", "first_view_levels", "first_view_hierarchy"]
 
@@ -53,30 +52,33 @@ def first_view_levels(h: Hierarchy) -> dict[int, int]:
 
 
 def first_view_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions] = None,
-                         max_rounds: int = 4) -> Optional[Hierarchy]:
-    """A Hierarchy to draw the first view from before the whole one is built (issue 21), or None.
+                         max_rounds: int = 4) -> Hierarchy:
+    """A Hierarchy to draw the first view from before the whole one is built (issue 21), or the
+    whole one (``h.grouped_only`` None) when that view needs it.
 
     The groups the first view reads are grouped (``hierarchy.build_first_view_hierarchy``), the
     rest left as their scopes made them: the root first, then, round after round, the groups
     the choice above read in the last round, until it reads only grouped ones (a fixed point:
-    the same choice on the same children as on the whole Hierarchy). None when that takes more
-    than ``max_rounds`` builds, or when a child of a read group may share its structure with
-    another group (``hierarchy.unique``: then its template id, a block series, or the choice
-    of a stack needs the whole build's templates).
+    the same choice on the same children as on the whole Hierarchy). The whole Hierarchy when
+    that takes more than ``max_rounds`` builds, or when a child of a read group may share its
+    structure with another group (``hierarchy.unique``: then its template id, a block series, or
+    the choice of a stack needs the whole build's templates).
 
     Post: a Hierarchy whose first view (:func:`first_view_expanded`, the scene drawn with it
-    open) equals the whole Hierarchy's; only the first view may be drawn from it.
+    open) equals the whole Hierarchy's; a partial one (``grouped_only`` set) is for that view only.
     """
     grouped = {ROOT_NAME}
     for _ in range(max_rounds):
         h = build_first_view_hierarchy(slim, options, grouped)
+        if h.grouped_only is None:  # the whole one: a grouped group's children may share a template
+            return h
         read: list[int] = []
         _first_view_ids(h, read=read)
         names = {h.name_of(g) for g in read}
         if names <= grouped:
-            return h if unique_structures(h, [h.group(g).children for g in dict.fromkeys(read)]) else None
+            return h
         grouped |= names
-    return None
+    return build_hierarchy(slim, options)
 
 
 def _first_view_ids(h: Hierarchy, max_children: int = 8, min_share: float = 0.6, max_depth: int = 2,
