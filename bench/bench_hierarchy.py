@@ -11,7 +11,9 @@ not part of the build). Then ``--repeat`` times: the serialized GraphDef is spli
 (``parse s``: ``ingest.graph_encoding.split_graph_def``, what a plugin worker does first: the
 nodes' encodings and their columns, no whole parse) and ``build_slim_graph`` +
 ``build_hierarchy`` run on it (``build s``: the benchmarked number, wall median; ``cpu s``: its process-CPU median, steadier on a shared
-machine). Printed: ops/second, ``us/op`` (build time per op: flat when the cost grows
+machine). ``1st view s``: the median of ``first_view.first_view_hierarchy`` on the same SlimGraph
+(what a worker builds before a graph's first view, issue 21), ``whole`` after it when that graph's
+first view needs the whole Hierarchy. Printed: ops/second, ``us/op`` (build time per op: flat when the cost grows
 linearly), per-phase medians (``--phases``), the peak Python heap of one extra build under
 ``tracemalloc`` (plus the process max RSS). Missing corpus entries are written first, each
 in its own process.
@@ -52,13 +54,14 @@ def _build(graph_def):
 def bench_one(run: Path, repeat: int) -> dict:
     from tb_graph_plugin.cli import load_graph_def
     from tb_graph_plugin.ingest.graph_encoding import split_graph_def
+    from tb_graph_plugin.layout.scene.first_view import first_view_hierarchy
 
     t0 = time.perf_counter()
     graph_def = load_graph_def(str(run))
     read_s = time.perf_counter() - t0
     blob = graph_def.SerializeToString()
     del graph_def
-    times, cpus, parses, phases = [], [], [], {}
+    times, cpus, parses, phases, first_views = [], [], [], {}, []
     for _ in range(repeat):
         gc.collect()
         t0 = time.perf_counter()
@@ -71,7 +74,14 @@ def bench_one(run: Path, repeat: int) -> dict:
         for k, v in {**{f"slim.{k}": v for k, v in h.slim.timings.items()},
                      **{f"h.{k}": v for k, v in h.timings.items()}}.items():
             phases.setdefault(k, []).append(v)
+        slim = h.slim
         del h
+        gc.collect()
+        t0 = time.perf_counter()
+        first = first_view_hierarchy(slim)
+        first_views.append(time.perf_counter() - t0)
+        whole = first.grouped_only is None
+        del first, slim
     n_ops = len(graph_def.nodes) + sum(len(f.node_def) for f in graph_def.library.function)
     gc.collect()
     tracemalloc.start()
@@ -85,6 +95,7 @@ def bench_one(run: Path, repeat: int) -> dict:
         "cpu_s": statistics.median(cpus), "read_s": read_s, "parse_s": statistics.median(parses),
         "ops_per_s": n_ops / median, "us_per_op": median / n_ops * 1e6, "peak_heap_mb": peak / 1e6,
         "phases": {k: statistics.median(v) for k, v in phases.items()},
+        "first_view_s": statistics.median(first_views), "first_view_whole": whole,
     }
 
 
@@ -100,12 +111,13 @@ def main(argv=None) -> int:
     getattr(tf, "__version__", None)
     print(f"{'run':42s} {'ops':>7s} {'read s':>7s} {'parse s':>7s} {'build s':>8s} {'min s':>7s} "
           f"{'cpu s':>7s} {'ops/s':>8s} {'us/op':>6s} {'heap MB':>8s} {'groups':>7s} {'series':>6s} "
-          f"{'tmpls':>6s}")
+          f"{'tmpls':>6s} {'1st view s':>10s}")
     for layers in args.layers:
         r = bench_one(_ensure(args.corpus, layers), args.repeat)
         print(f"{r['run']:42s} {r['ops']:7d} {r['read_s']:7.3f} {r['parse_s']:7.3f} {r['median_s']:8.3f} "
               f"{r['min_s']:7.3f} {r['cpu_s']:7.3f} {r['ops_per_s']:8.0f} {r['us_per_op']:6.2f} "
-              f"{r['peak_heap_mb']:8.1f} {r['groups']:7d} {r['series']:6d} {r['templates']:6d}", flush=True)
+              f"{r['peak_heap_mb']:8.1f} {r['groups']:7d} {r['series']:6d} {r['templates']:6d} "
+              f"{r['first_view_s']:10.3f}{' whole' if r['first_view_whole'] else ''}", flush=True)
         if args.phases:
             print("   " + " ".join(f"{k}={v * 1000:.0f}ms" for k, v in r["phases"].items()))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
