@@ -25,6 +25,8 @@ of the ops of some op type; O(ops + groups x depth) in numpy per list.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
@@ -45,13 +47,25 @@ def unique_structures(h: Hierarchy, sibling_lists: list[list[int]]) -> bool:
     level = group_levels(parent)
     op_parent = np.asarray(h.op_parent, dtype=np.int64)
     main = np.flatnonzero(op_parent >= 0)
-    ops = h.slim.ops[:n]
-    code_of = {op: k for k, op in enumerate(dict.fromkeys(ops))}  # op types numbered, in C
-    codes = np.fromiter(map(code_of.__getitem__, ops), dtype=np.int64, count=n)[main]
-    n_types = len(code_of)
+    all_codes, n_types = _op_type_codes(h.slim)
+    codes = all_codes[main]
     total = np.bincount(codes, minlength=n_types)
     return all(_each_holds_most_of_a_type(gids, parent, level, op_parent[main] - n, codes, total, n, n_types)
                for gids in lists)
+
+
+_CODES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # SlimGraph -> (codes, count)
+
+
+def _op_type_codes(slim) -> tuple[np.ndarray, int]:
+    """Each op's op type as a number, and how many there are (numbered in C, once per SlimGraph:
+    a first view's partial builds check twice a round)."""
+    found = _CODES.get(slim)
+    if found is None:
+        code_of = {op: k for k, op in enumerate(dict.fromkeys(slim.ops))}
+        found = _CODES[slim] = (np.fromiter(map(code_of.__getitem__, slim.ops), dtype=np.int64, count=len(slim.ops)),
+                                len(code_of))
+    return found
 
 
 def _each_holds_most_of_a_type(gids, parent, level, op_group, codes, total, n, n_types) -> bool:
@@ -63,7 +77,13 @@ def _each_holds_most_of_a_type(gids, parent, level, op_group, codes, total, n, n
         under[at] = under[parent[at]]
     owner = under[op_group]
     inside = owner >= 0
-    keys, counts = np.unique(owner[inside] * n_types + codes[inside], return_counts=True)
+    keys = owner[inside] * n_types + codes[inside]
+    if len(gids) * n_types <= 1 << 22:  # counted in place (no sort)
+        counts = np.bincount(keys, minlength=len(gids) * n_types)
+        keys = np.flatnonzero(counts)
+        counts = counts[keys]
+    else:
+        keys, counts = np.unique(keys, return_counts=True)
     owners, types = np.divmod(keys, n_types)
     proven = np.zeros(len(gids), dtype=bool)
     proven[owners[2 * counts > total[types]]] = True
