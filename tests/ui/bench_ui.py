@@ -1,7 +1,7 @@
 """UI benchmark: Graph Explorer vs the stock Graphs tab, same logdir, same TensorBoard, same browser.
 
     python -m tests.ui.bench_ui LOGDIR [--group NAME] [--skip-stock] [--warm both|cold|warm]
-                                       [--repeats 3] [--stock-repeats 2]
+                                       [--repeats 3] [--stock-repeats 2] [--expand-delay S]
 
 LOGDIR should hold ONE run with one graph (e.g. ``python -m bench.corpus
 keras_transformer_train_step_trace``). Measures, in headless Debian Chromium on this machine:
@@ -266,7 +266,7 @@ def first_paint_ours(browser, url: str) -> tuple[float, float]:
     return wall, in_page
 
 
-def bench_ours(browser, url: str, group: str | None) -> dict:
+def bench_ours(browser, url: str, group: str | None, expand_delay_s: float = 0.0) -> dict:
     page, frame, first_paint, in_page = open_ours(browser, url)
     marks = milestones(page, frame)
     timings = server_timings(url)
@@ -279,7 +279,7 @@ def bench_ours(browser, url: str, group: str | None) -> dict:
     target = next((n for n in groups if n["name"] == group), None) if group else max(groups, key=lambda n: n["cardinality"])
     box = frame.frame_element().bounding_box()
     frame.evaluate(f"window.graphExplorer.center({json.dumps(target['name'])})")  # make sure it is on screen
-    page.wait_for_timeout(100)
+    page.wait_for_timeout(100 + 1000 * expand_delay_s)  # --expand-delay: a user's pause before the click
     target = next(n for n in frame.evaluate("window.graphExplorer.nodes()") if n["name"] == target["name"])
     t1 = time.perf_counter()
     page.mouse.dblclick(box["x"] + target["x"], box["y"] + target["y"])
@@ -400,6 +400,9 @@ def main(argv=None) -> int:
     ap.add_argument("--fresh-loads", type=int, default=0,
                     help="first paints each in a fresh TensorBoard with the default flags (warm-up on), "
                          "the tab opened as soon as the run is listed")
+    ap.add_argument("--expand-delay", type=float, default=0.0,
+                    help="seconds to wait, once the first view is painted and measured, before the expand's "
+                         "double-click (default 0: at once, ~0.3 s after the paint)")
     ap.add_argument("--no-stock-expand", action="store_true",
                     help="time the stock tab's first paints only (its expand takes minutes on 100k+ ops)")
     ap.add_argument("--stock-repeats", type=int, default=2,
@@ -422,7 +425,7 @@ def main(argv=None) -> int:
                 print(json.dumps({"warm_up_done_after_s": wait_s}), flush=True)
             with sync_playwright() as p:
                 browser = launch_chromium(p)
-                ours = bench_ours(browser, tb.url, args.group)
+                ours = bench_ours(browser, tb.url, args.group, args.expand_delay)
                 ours["dashboard"] = f"Graph Explorer ({mode})"
                 print(json.dumps(ours), flush=True)
                 more = [first_paint_ours(browser, tb.url) for _ in range(args.repeats - 1)]
