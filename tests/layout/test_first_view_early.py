@@ -96,3 +96,24 @@ def test_the_worker_answers_the_first_view_before_the_whole_hierarchy(real_logs)
         assert app.json(OURS + "/scene", wait="60", expanded=json.dumps([*first["expanded"], opened]), **ref)["nodes"]
     finally:
         app.ours.pool.close()
+
+
+def test_a_graph_too_deep_is_refused_on_its_first_view_and_after(tmp_path):
+    """Bad input (hand-made bytes): op names nesting past the scopes' limit. The first view's
+    partial build meets it in its scopes and answers the same 413 as the whole build; the next
+    request on that graph too, and nothing crashes."""
+    from tb_graph_plugin.hierarchy.scopes import MAX_SCOPE_DEPTH
+    from tests.api.test_search_linear import graph_bytes
+
+    app = TbApp(tmp_path, workers=1)
+    try:
+        deep = "/".join(f"s{i}" for i in range(MAX_SCOPE_DEPTH + 5))
+        response = app.post(OURS + "/upload", graph_bytes(["x", f"{deep}/op"]), filename="deep.pb")
+        assert response.status_code == 200, response.get_data(as_text=True)
+        ref = {k: v for k, v in response.get_json()["graph"].items() if v is not None}
+        for path, extra in (("/scene", {}), ("/node", {"name": "x"}), ("/scene", {})):
+            answer = app.get(OURS + path, wait="60", **ref, **extra)
+            assert answer.status_code == 413, (path, answer.status_code, answer.get_data(as_text=True))
+            assert "cannot be shown" in answer.get_json()["error"] and "s0/s1/s2" in answer.get_json()["error"]
+    finally:
+        app.ours.pool.close()
