@@ -96,9 +96,6 @@ class GraphState:
         self.run_metadata = payload.get("run_metadata")
         self.hierarchy = None  # the whole Hierarchy, once built (``build_hierarchy``)
         self._hierarchy_lock = threading.Lock()  # the quick lane may ask for it while the main lane builds it
-        # Built here for a profile (its first view shows step stats) and a diff; otherwise after
-        # the first answer, which may be a first view drawn from a partial Hierarchy.
-        self.defers_hierarchy = not self.keep_protos and not self.run_metadata
         BUILD.run(self, timings=self.timings, progress=progress, span=(0.1, 0.55))
         self.first_scene = True
         self.payload = self.graph_def = None
@@ -120,15 +117,33 @@ class GraphState:
                 if progress is not None:
                     progress("hierarchy", 0.5)
                 start = time.perf_counter()
-                was_enabled = gc.isenabled()
-                gc.disable()
-                try:
-                    _hierarchy(self)
-                finally:
-                    if was_enabled:
-                        gc.enable()
-                self.timings.add("hierarchy", time.perf_counter() - start)
-                gc.freeze()
+                _hierarchy(self)  # without the collector: ``build_hierarchy`` turns it off
+                self._built("hierarchy", start)
+
+    def first_view_hierarchy(self, progress: Progress):
+        """A partial Hierarchy to draw the first view from (``first_view.first_view_hierarchy``),
+        or None when that view needs the whole one, which is then ``self.hierarchy`` (built on
+        from the partial build's scopes when it stopped right after them)."""
+        from tb_graph_plugin.layout.scene.first_view import first_view_hierarchy
+
+        progress("first_view_hierarchy", 0.6)
+        with self._hierarchy_lock:  # a quick job on this graph waits for what this builds
+            if self.hierarchy is not None:
+                return None
+            start = time.perf_counter()
+            with _too_deep(self.what):
+                h = first_view_hierarchy(self.slim, self.hierarchy_options)
+            if h.grouped_only is None:
+                self.hierarchy = h
+                self._built("hierarchy", start)
+                return None
+            self.timings.add("first_view_hierarchy", time.perf_counter() - start)
+            return h
+
+    def _built(self, stage: str, start: float) -> None:
+        """The whole Hierarchy is built: timed, and out of the collector's generations."""
+        self.timings.add(stage, time.perf_counter() - start)
+        gc.freeze()
 
     def settle(self) -> None:
         """The build's work that can wait until the first answer has gone out (the worker calls
@@ -226,7 +241,9 @@ def _hierarchy(state: GraphState) -> None:
 BUILD: Pipeline[GraphState] = Pipeline("graph_state", [
     Step("parse", _parse),
     Step("slim_graph", _slim_graph),
-    Step("hierarchy", _hierarchy, when=lambda state: not state.defers_hierarchy),
+    # here for a profile (its first view shows step stats) and a diff; otherwise after the first
+    # answer, which may be a first view drawn from a partial Hierarchy
+    Step("hierarchy", _hierarchy, when=lambda state: state.keep_protos or bool(state.run_metadata)),
 ])
 
 
@@ -278,26 +295,14 @@ def scene_task(state: GraphState, args: dict, progress: Progress) -> str:
 
 
 def _early_first_view(state: GraphState, ref: wire.GraphRef, args: dict, progress: Progress) -> Optional[str]:
-    """The first view drawn from a partial Hierarchy (``first_view.first_view_hierarchy``), or
-    None when that view needs the whole one, which is then ``state.hierarchy`` (built on from the
-    partial build's scopes when it stopped right after them). The partial one is dropped after
-    this scene."""
+    """The first view drawn from a partial Hierarchy (``GraphState.first_view_hierarchy``), or
+    None when that view needs the whole one. The partial one is dropped after this scene."""
     from tb_graph_plugin.layout.scene import LayoutCache, build_scene
-    from tb_graph_plugin.layout.scene.first_view import first_view_expanded, first_view_hierarchy
+    from tb_graph_plugin.layout.scene.first_view import first_view_expanded
 
-    progress("first_view_hierarchy", 0.6)
-    with state._hierarchy_lock:  # a quick job on this graph waits for what this builds
-        if state.hierarchy is not None:
-            return None
-        start = time.perf_counter()
-        with _too_deep(state.what):
-            h = first_view_hierarchy(state.slim, state.hierarchy_options)
-        whole = h.grouped_only is None
-        state.timings.add("hierarchy" if whole else "first_view_hierarchy", time.perf_counter() - start)
-        if whole:
-            state.hierarchy = h
-            gc.freeze()
-            return None
+    h = state.first_view_hierarchy(progress)
+    if h is None:
+        return None
     progress("layout", 0.7)
     scene = build_scene(h, ref, first_view_expanded(h), options=_scene_options(args), cache=LayoutCache())
     scene.stats.update(graph_report(state))

@@ -98,9 +98,9 @@ def build_first_view_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptio
     h = Hierarchy(slim, options or HierarchyOptions())
     h.grouped_only = frozenset(shown)
     b = _without_gc(FIRST_VIEW_PIPELINE, _Build(h))
-    if b.unique:
+    if _proven(b):
         return h
-    if b.failed_at == "unique_scopes":  # nothing but the scopes made: the whole build goes on from them
+    if b.not_unique_at == "unique_scopes":  # nothing but the scopes made: the whole build goes on from them
         h.grouped_only = None
         return _without_gc(PIPELINE, b, start_after="scopes").h
     return build_hierarchy(slim, options)
@@ -122,8 +122,8 @@ class _Build:
 
     h: Hierarchy
     new_series: list = dataclasses.field(default_factory=list)
-    unique: bool = True  # a first view's partial build: the shown groups' children share no template
-    failed_at: str = ""  # the step that found they may (``unique_scopes`` or ``unique``)
+    not_unique_at: str = ""  # a first view's partial build: the step that found a shown group's
+    # children may share a template (``unique_scopes`` or ``unique``); "" while none did
 
 
 def _block_series(b: _Build) -> None:
@@ -179,17 +179,17 @@ def _prove_unique(step: str):
     def prove(b: _Build) -> None:
         h = b.h
         grouped = [h.group_index[name] for name in h.grouped_only if name in h.group_index]
-        b.unique = unique_structures(h, [h.group(g).children for g in grouped])
-        b.failed_at = "" if b.unique else step
+        if not unique_structures(h, [h.group(g).children for g in grouped]):
+            b.not_unique_at = step
     return Step(step, prove, when=_proven)
 
 
 def _proven(b: _Build) -> bool:
-    return b.unique
+    return not b.not_unique_at
 
 
 def _if_proven(step: Step) -> Step:
-    return Step(step.name, step.run, when=lambda b: b.unique and (step.when is None or step.when(b)))
+    return Step(step.name, step.run, when=lambda b: _proven(b) and (step.when is None or step.when(b)))
 
 
 _STEP = {s.name: s for s in PIPELINE.steps}

@@ -248,7 +248,7 @@ class Hierarchy:
         self.metaedge_table: Optional[MetaEdgeTable] = None  # hierarchy.metaedges, until block series
         self.histogram_memo: Any = None  # the histograms counted so far (hierarchy.stats.histograms)
         # The groups (by name) the grouping phases 2-3b run in; None: every group. A first view's
-        # partial build (``hierarchy.partial``) names the groups that view shows.
+        # partial build (``hierarchy.build_first_view_hierarchy``) names the groups that view shows.
         self.grouped_only: Optional[frozenset[str]] = None
 
     def regroups(self, g: "MetaNode") -> bool:
