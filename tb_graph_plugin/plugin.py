@@ -5,7 +5,7 @@ from __future__ import annotations
 from tensorboard.plugins import base_plugin
 
 from tb_graph_plugin import metadata
-from tb_graph_plugin.api import budget
+from tb_graph_plugin.api import budget, prefault
 from tb_graph_plugin.api.routes import Routes
 from tb_graph_plugin.api.warmup import Warmup
 from tb_graph_plugin.api.workers import DEFAULT_JOB_TIMEOUT_S, DEFAULT_WORKERS, WorkerPool
@@ -36,7 +36,8 @@ class GraphExplorerPlugin(base_plugin.TBPlugin):
         # request, not at TensorBoard start.
         self.pool = WorkerPool(n_workers=workers, job_timeout_s=job_timeout_s,
                                result_cache_bytes=self.budget.result_cache_bytes,
-                               worker_graph_bytes=self.budget.worker_graph_bytes)
+                               worker_graph_bytes=self.budget.worker_graph_bytes,
+                               prefault_bytes=min(prefault.PREFAULT_BYTES, self.budget.worker_graph_bytes // 2))
         self._routes = Routes(self._store, self._provider, self.pool)
         # Builds the graph the UI opens first before it asks: in the background from the start
         # (the flag), and in any case as soon as the tab's page asks for its module.

@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Callable, Hashable, Optional
 
+from tb_graph_plugin.api import prefault
 from tb_graph_plugin.api.jobs import JobHandle
 from tb_graph_plugin.cache import LruCache
 
@@ -45,13 +46,14 @@ class WorkerLink:
     over its stdin/stdout; a reader thread turns what it says into callbacks. Its queue and
     lanes are the pool's bookkeeping, guarded by the pool's lock."""
 
-    def __init__(self, index: int, on_message: Callable, max_graphs: int):
+    def __init__(self, index: int, on_message: Callable, max_graphs: int, prefault_bytes: int = 0):
         self.index = index
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        env.update(prefault.malloc_env(prefault_bytes))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tb_graph_plugin.api.worker_process"],
+            [sys.executable, "-m", "tb_graph_plugin.api.worker_process", str(max(0, prefault_bytes))],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,

@@ -1,7 +1,8 @@
 """The worker process: two lanes over the graphs it holds, and a heartbeat.
 
-Started by ``workers.WorkerPool`` as ``python -m tb_graph_plugin.api.worker_process``; speaks
-pickles on stdin/stdout. Messages in:
+Started by ``workers.WorkerPool`` as ``python -m tb_graph_plugin.api.worker_process [PREFAULT_BYTES]``
+(the heap it touches while it waits for its first job: ``prefault``); speaks pickles on
+stdin/stdout. Messages in:
 
 - ``("job", lane, job_id, graph_key, blob, task, args, max_graphs)``: run ``tasks.TASKS[task]``
   on the graph ``graph_key``, building it from ``blob`` (``GraphState``) when not held.
@@ -30,11 +31,11 @@ import queue
 import sys
 import threading
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from tensorboard import errors
 
-from tb_graph_plugin.api import faults, tasks
+from tb_graph_plugin.api import faults, prefault, tasks
 from tb_graph_plugin.cache import LruCache
 
 __all__ = ["worker_main", "rss_bytes", "LANES"]
@@ -73,7 +74,36 @@ class _Graphs:
             gc.freeze()
 
 
-def _run_lane(lane: str, inbox: "queue.Queue", graphs: _Graphs, send: Callable[[Any], None]) -> None:
+class _Heap:
+    """The heap an idle worker touched before its first job (``prefault``), given back after it."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._touched: Optional[prefault.Prefault] = None
+        self._jobs_done = False
+
+    def prefault(self, nbytes: int, stop: threading.Event) -> None:
+        touched = prefault.prefault(nbytes, stop)
+        with self._lock:
+            if not self._jobs_done:
+                self._touched, touched = touched, None
+        if touched is not None:  # a job ended meanwhile: nothing to keep it for
+            touched.release()
+
+    def after_job(self) -> None:
+        """Drop the pins of the first job's heap, and give back what is free (after every job:
+        what the worker holds idle is its graphs)."""
+        with self._lock:
+            self._jobs_done = True
+            touched, self._touched = self._touched, None
+        if touched is not None:
+            touched.release()
+        else:
+            prefault.trim()
+
+
+def _run_lane(lane: str, inbox: "queue.Queue", graphs: _Graphs, send: Callable[[Any], None],
+              heap: Optional[_Heap] = None) -> None:
     while True:
         message = inbox.get()
         if message is None:
@@ -108,11 +138,14 @@ def _run_lane(lane: str, inbox: "queue.Queue", graphs: _Graphs, send: Callable[[
                 built.settle()
             except Exception:  # noqa: BLE001 - a later info-pane click does it again, or fails itself
                 traceback.print_exc()
+        if heap is not None:
+            heap.after_job()
 
 
-def worker_main(receive: Callable[[], Any], send: Callable[[Any], None]) -> None:
+def worker_main(receive: Callable[[], Any], send: Callable[[Any], None], prefault_bytes: int = 0) -> None:
     """The worker loop: route jobs to their lane, answer pings; ends on EOF or None once both
-    lanes are done with what they received."""
+    lanes are done with what they received. While no job has come, ``prefault_bytes`` of heap
+    are touched (``prefault``) after the imports."""
     send_lock = threading.Lock()
 
     def locked_send(message) -> None:
@@ -120,21 +153,26 @@ def worker_main(receive: Callable[[], Any], send: Callable[[Any], None]) -> None
             send(message)
 
     graphs = _Graphs()
+    heap = _Heap()
     inboxes = {lane: queue.Queue() for lane in LANES}
-    threads = [threading.Thread(target=_run_lane, args=(lane, inboxes[lane], graphs, locked_send),
+    threads = [threading.Thread(target=_run_lane, args=(lane, inboxes[lane], graphs, locked_send,
+                                                        heap if lane == "main" else None),
                                 name=f"lane_{lane}", daemon=True) for lane in LANES]
     for t in threads:
         t.start()
     locked_send(("hello", rss_bytes()))  # imports done, no graph yet: the pool's memory baseline
     # The build's imports while no job is here yet (a job arriving meanwhile waits on the
     # import lock, no longer than it would have anyway); then the baseline again, with them,
-    # unless a job has started to build a graph meanwhile.
+    # unless a job has started to build a graph meanwhile; then the heap touched for the first
+    # build, a block at a time until a job comes (that memory counts as the graphs' share).
     got_job = threading.Event()
 
     def preload() -> None:
         tasks.preload()
         if not got_job.is_set():
             locked_send(("hello", rss_bytes()))
+        if prefault_bytes > 0 and not got_job.is_set():
+            heap.prefault(prefault_bytes, got_job)
 
     threading.Thread(target=preload, name="preload", daemon=True).start()
     try:
@@ -179,7 +217,7 @@ def _stdio_main() -> None:
         pickle.dump(message, protocol_out, protocol=pickle.HIGHEST_PROTOCOL)
         protocol_out.flush()
 
-    worker_main(lambda: pickle.load(protocol_in), send)
+    worker_main(lambda: pickle.load(protocol_in), send, int(sys.argv[1]) if len(sys.argv) > 1 else 0)
 
 
 if __name__ == "__main__":

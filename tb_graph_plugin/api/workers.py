@@ -76,6 +76,7 @@ class WorkerPool:
         stage_budgets_s: Optional[dict] = None,
         heartbeat_timeout_s: float = DEFAULT_HEARTBEAT_TIMEOUT_S,
         worker_graph_bytes: Optional[int] = None,
+        prefault_bytes: int = 0,
     ):
         self.n_workers = n_workers
         self.job_timeout_s = job_timeout_s
@@ -83,6 +84,7 @@ class WorkerPool:
         self.stage_budgets_s = dict(DEFAULT_STAGE_BUDGETS_S, **(stage_budgets_s or {}))
         self.heartbeat_timeout_s = heartbeat_timeout_s
         self.worker_graph_bytes = worker_graph_bytes
+        self.prefault_bytes = prefault_bytes  # each idle worker touches this much heap (``prefault``)
         self._lock = threading.RLock()
         self._workers: list[WorkerLink] = []
         self._running: dict[Hashable, JobHandle] = {}
@@ -150,7 +152,7 @@ class WorkerPool:
 
     def _start_workers(self):
         if not self._workers:
-            self._workers = [WorkerLink(i, self._on_message, self.max_graphs_per_worker) for i in range(self.n_workers)]
+            self._workers = [WorkerLink(i, self._on_message, self.max_graphs_per_worker, self.prefault_bytes) for i in range(self.n_workers)]
             if not self._watchdog.is_alive():
                 self._watchdog.start()
 
@@ -371,7 +373,8 @@ class WorkerPool:
             queued = list(worker.queue)
             worker.queue.clear()
             worker.stop()
-            fresh = WorkerLink(worker.index, self._on_message, self.max_graphs_per_worker)
+            fresh = WorkerLink(worker.index, self._on_message, self.max_graphs_per_worker,
+                               self.prefault_bytes)
             self._workers[self._workers.index(worker)] = fresh
             self.restarted += 1
         if cause is not None:

@@ -271,3 +271,30 @@ def test_the_pipe_to_a_worker_holds_a_mebibyte():
         assert fcntl.fcntl(link.process.stdin.fileno(), fcntl.F_GETPIPE_SZ) >= PIPE_BYTES
     finally:
         link.stop()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="RSS is read from /proc")
+def test_an_idle_worker_touches_its_prefault_and_gives_it_back_after_its_first_job(app):
+    """``prefault_bytes``: an idle worker's resident memory grows by what it touches for its first
+    build (``api.prefault``), over the baseline it said once ready; after that first job its
+    pins are dropped and the free heap trimmed, so it holds little more than its graph."""
+    pool = WorkerPool(n_workers=1, prefault_bytes=128 << 20)
+    try:
+        pool.prestart()
+        deadline = time.monotonic() + 60
+        worker = None
+        while time.monotonic() < deadline:
+            worker = pool._workers[0] if pool._workers else None
+            if worker is not None and worker.base_rss and worker.rss - worker.base_rss > 100 << 20:
+                break
+            time.sleep(0.1)
+        assert worker is not None and worker.rss - worker.base_rss > 100 << 20, "the idle worker touched no prefault"
+        touched = worker.rss
+        handle = pool.submit("first", "search", {"q": "conv", "op": None}, "g", _payload(app))
+        assert handle.wait(60) and handle.value()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and touched - worker.rss < 64 << 20:
+            time.sleep(0.1)  # pongs bring the RSS after the trim
+        assert touched - worker.rss >= 64 << 20, (touched >> 20, worker.rss >> 20)
+    finally:
+        pool.close()
