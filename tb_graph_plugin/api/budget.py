@@ -7,7 +7,9 @@ holder                              share   measured as
 parsed GraphDefs of runs (store)    1/4     ``ByteSize()`` of each cached proto
 uploaded GraphDefs                  1/8     bytes uploaded (the newest upload is always kept)
 finished answers (result cache)     1/8     JSON bytes, at most 256 MiB
-built graphs in the workers         1/2     per worker: RSS growth over its RSS at start;
+built graphs in the workers         1/2     per worker: RSS growth over its RSS at start
+                                            (before its first job, the heap it touched for
+                                            it: ``prefault``, at most half this share);
                                             a worker past its share holding two or more
                                             graphs is recycled when idle (one graph bigger
                                             than the share alone is kept: it is in use)

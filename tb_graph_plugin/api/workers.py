@@ -33,6 +33,8 @@ thread every 0.25 s:
   queue moves, and it is replaced once idle, which returns its memory to the system (freed Python
   objects often do not). One graph bigger than the share alone stays (it is the one in use); new
   graphs go to a worker within its share while one is idle. See "Memory" in BENCHMARKS.md.
+- A worker waiting for its first job touches ``prefault_bytes`` of heap for it (``prefault``:
+  a cold build's page faults taken while idle), given back after that job.
 
 Post-condition: every handle reaches ``done`` or ``failed``; nothing here blocks the caller of
 ``submit`` for more than a lock.
