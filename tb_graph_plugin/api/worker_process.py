@@ -12,6 +12,7 @@ stdin/stdout. Messages in:
   it to the main lane with the graph).
 - ``("ping", seq)``: answered at once ``("pong", seq, rss_bytes)`` by the reading thread,
   whatever the lanes do (a stopped or wedged process does not answer).
+- ``("release",)``: the heap touched for a first build (``prefault``) is given back now.
 - ``None`` or EOF: finish the jobs received, then return.
 
 Messages out: ``("hello", rss_bytes)`` once ready; per job: ``("start", id)``, ``("progress", id, stage, fraction)``,
@@ -75,26 +76,29 @@ class _Graphs:
 
 
 class _Heap:
-    """The heap an idle worker touched before its first job (``prefault``), given back after it."""
+    """The heap an idle worker touched before its first job (``prefault``), given back after it
+    or when the pool asks (``("release",)``: another worker's graph is past its memory share)."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self._touched: Optional[prefault.Prefault] = None
-        self._jobs_done = False
+        self._given_back = False
+        self.stop = threading.Event()  # set by a job's arrival or a release: the prefault stops
 
-    def prefault(self, nbytes: int, stop: threading.Event) -> None:
-        touched = prefault.prefault(nbytes, stop)
+    def prefault(self, nbytes: int) -> None:
+        touched = prefault.prefault(nbytes, self.stop)
         with self._lock:
-            if not self._jobs_done:
+            if not self._given_back:
                 self._touched, touched = touched, None
-        if touched is not None:  # a job ended meanwhile: nothing to keep it for
+        if touched is not None:  # a job ended or a release came meanwhile: nothing to keep it for
             touched.release()
 
-    def after_job(self) -> None:
-        """Drop the pins of the first job's heap, and give back what is free (after every job:
+    def give_back(self) -> None:
+        """Drop the pins of the touched heap, and give back what is free (after every job:
         what the worker holds idle is its graphs)."""
+        self.stop.set()
         with self._lock:
-            self._jobs_done = True
+            self._given_back = True
             touched, self._touched = self._touched, None
         if touched is not None:
             touched.release()
@@ -139,7 +143,7 @@ def _run_lane(lane: str, inbox: "queue.Queue", graphs: _Graphs, send: Callable[[
             except Exception:  # noqa: BLE001 - a later info-pane click does it again, or fails itself
                 traceback.print_exc()
         if heap is not None:
-            heap.after_job()
+            heap.give_back()
 
 
 def worker_main(receive: Callable[[], Any], send: Callable[[Any], None], prefault_bytes: int = 0) -> None:
@@ -172,7 +176,7 @@ def worker_main(receive: Callable[[], Any], send: Callable[[Any], None], prefaul
         if not got_job.is_set():
             locked_send(("hello", rss_bytes()))
         if prefault_bytes > 0 and not got_job.is_set():
-            heap.prefault(prefault_bytes, got_job)
+            heap.prefault(prefault_bytes)
 
     threading.Thread(target=preload, name="preload", daemon=True).start()
     try:
@@ -185,8 +189,11 @@ def worker_main(receive: Callable[[], Any], send: Callable[[Any], None], prefaul
                 return
             if message[0] == "ping":
                 locked_send(("pong", message[1], rss_bytes()))
+            elif message[0] == "release":
+                heap.give_back()
             else:
                 got_job.set()
+                heap.stop.set()
                 inboxes[message[1] if message[1] in inboxes else "main"].put(message)
     finally:
         for lane in LANES:

@@ -34,7 +34,8 @@ thread every 0.25 s:
   objects often do not). One graph bigger than the share alone stays (it is the one in use); new
   graphs go to a worker within its share while one is idle. See "Memory" in BENCHMARKS.md.
 - A worker waiting for its first job touches ``prefault_bytes`` of heap for it (``prefault``:
-  a cold build's page faults taken while idle), given back after that job.
+  a cold build's page faults taken while idle), given back after that job, or as soon as another
+  worker's graph is past its share.
 
 Post-condition: every handle reaches ``done`` or ``failed``; nothing here blocks the caller of
 ``submit`` for more than a lock.
@@ -251,6 +252,8 @@ class WorkerPool:
         build it again, and ``_place`` sends other graphs to other workers while one is free.
         """
         grown = worker.rss - worker.base_rss
+        if self._over_share(worker):
+            self._release_prefaults(worker)
         if self._over_share(worker) and len(worker.graphs) > 1 and not worker.draining:
             worker.draining = True  # too big: take no new work, hand its queue to the others
             logger.info("graph_explorer: worker %d grew by %d MB, over its %d MB: recycled when idle",
@@ -263,6 +266,22 @@ class WorkerPool:
             self._readers.submit(self._replace, worker, None)
             return
         self._pump(worker)
+
+    def _release_prefaults(self, over: WorkerLink) -> None:
+        """``over`` holds more than its share: the heap the other workers touched for their
+        first build (``prefault``) goes back to the system (once each)."""
+        for other in self._workers:
+            if other is not over and other.holds_prefault and other.alive:
+                other.holds_prefault = False
+                # off the pool's lock: a graph being sent to ``other`` holds its pipe meanwhile
+                self._readers.submit(self._send_quietly, other, ("release",))
+
+    @staticmethod
+    def _send_quietly(worker: WorkerLink, message) -> None:
+        try:
+            worker.send(message)
+        except (OSError, ValueError):
+            pass  # a dead worker: the watchdog replaces it
 
     # -- messages from workers ------------------------------------------------------------
 

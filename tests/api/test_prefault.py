@@ -48,12 +48,12 @@ def test_it_touches_what_it_is_asked_and_pins_the_arenas():
 
 def test_the_first_job_gives_it_back_and_later_jobs_trim():
     heap = _Heap()
-    heap.prefault(8 << 20, threading.Event())
+    heap.prefault(8 << 20)
     assert heap._touched is not None and heap._touched.pins
-    heap.after_job()
-    assert heap._touched is None
-    heap.after_job()  # nothing held: a trim only
-    heap.prefault(8 << 20, threading.Event())  # touched after a job has ended: given back at once
+    heap.give_back()
+    assert heap._touched is None and heap.stop.is_set()
+    heap.give_back()  # nothing held: a trim only
+    heap.prefault(8 << 20)  # after a give-back: stopped at once, nothing kept
     assert heap._touched is None
 
 

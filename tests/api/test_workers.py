@@ -281,14 +281,7 @@ def test_an_idle_worker_touches_its_prefault_and_gives_it_back_after_its_first_j
     pool = WorkerPool(n_workers=1, prefault_bytes=128 << 20)
     try:
         pool.prestart()
-        deadline = time.monotonic() + 60
-        worker = None
-        while time.monotonic() < deadline:
-            worker = pool._workers[0] if pool._workers else None
-            if worker is not None and worker.base_rss and worker.rss - worker.base_rss > 100 << 20:
-                break
-            time.sleep(0.1)
-        assert worker is not None and worker.rss - worker.base_rss > 100 << 20, "the idle worker touched no prefault"
+        worker, = _wait_for_prefaults(pool, 1)
         touched = worker.rss
         handle = pool.submit("first", "search", {"q": "conv", "op": None}, "g", _payload(app))
         assert handle.wait(60) and handle.value()
@@ -296,5 +289,35 @@ def test_an_idle_worker_touches_its_prefault_and_gives_it_back_after_its_first_j
         while time.monotonic() < deadline and touched - worker.rss < 64 << 20:
             time.sleep(0.1)  # pongs bring the RSS after the trim
         assert touched - worker.rss >= 64 << 20, (touched >> 20, worker.rss >> 20)
+    finally:
+        pool.close()
+
+
+def _wait_for_prefaults(pool, n, grown=100 << 20, timeout_s=60):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        workers = list(pool._workers)
+        if len(workers) == n and all(w.base_rss and w.rss - w.base_rss > grown for w in workers):
+            return workers
+        time.sleep(0.1)
+    raise AssertionError(f"the idle workers touched no prefault: {[(w.base_rss >> 20, w.rss >> 20) for w in pool._workers]}")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="RSS is read from /proc")
+def test_a_graph_past_its_share_makes_the_idle_workers_give_their_prefault_back(app):
+    """The memory budget is shared: once a worker's graph is past its share, the heap the other
+    (idle) workers touched for a first build goes back to the system."""
+    pool = WorkerPool(n_workers=2, prefault_bytes=128 << 20, worker_graph_bytes=1)  # any graph is past it
+    try:
+        pool.prestart()
+        workers = _wait_for_prefaults(pool, 2)
+        touched = {w.index: w.rss for w in workers}
+        handle = pool.submit("first", "search", {"q": "conv", "op": None}, "g", _payload(app))
+        assert handle.wait(60) and handle.value()
+        idle = next(w for w in workers if "g" not in w.graphs)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and touched[idle.index] - idle.rss < 64 << 20:
+            time.sleep(0.1)
+        assert touched[idle.index] - idle.rss >= 64 << 20, (touched[idle.index] >> 20, idle.rss >> 20)
     finally:
         pool.close()
