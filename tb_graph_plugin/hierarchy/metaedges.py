@@ -13,7 +13,9 @@ their groups by one stable sort on the owner, as rows of a ``MetaEdgeTable``: a 
 objects are made when its ``metaedges`` are first read (a shown group's, a series' candidates').
 
 Pre-condition: the group tree is final (series made); previous metaedges are discarded.
-Post-condition: every base edge id is in exactly one MetaEdge; a MetaEdge's ``src`` and
+Post-condition: every base edge id is in exactly one MetaEdge (in a first view's partial build,
+``h.grouped_only`` set: every base edge whose LCA is one of those groups; the other groups have
+none, and ``max_metaedge_size`` is over those only); a MetaEdge's ``src`` and
 ``dst`` are distinct direct children of the group holding it; ``size`` is the sum of its
 base edges' ``edge_size``; ``n_control`` counts its control edges; ``h.metaedge_table`` holds
 the same MetaEdges as columns, group after group (until a phase changes a group's metaedges).
@@ -41,13 +43,20 @@ def build_metaedges(h: Hierarchy) -> None:
     slim = h.slim
     h.max_metaedge_size = 0
     if not slim.n_edges:
-        for g in groups:
-            g.metaedges = []
-            g.has_non_control_edges = False
+        _no_metaedges(groups)
         return
     src, dst = edge_arrays(h)
     par = np.concatenate([np.asarray(h.op_parent, dtype=np.int64), group_parent + n])
     a, b = lca_child_ends(src, dst, par, group_parent, level, n)  # the ends' ancestors under the LCA
+    edge_ids = None
+    if h.grouped_only is not None:  # a first view's partial build: the grouped groups' MetaEdges only
+        grouped = np.zeros(len(groups), dtype=bool)
+        grouped[[h.group_index[name] - n for name in h.grouped_only if name in h.group_index]] = True
+        edge_ids = np.flatnonzero(grouped[par[a] - n])
+        if not len(edge_ids):
+            _no_metaedges(groups)
+            return
+        a, b = a[edge_ids], b[edge_ids]
     # One MetaEdge per (a, b), in order of first appearance; base edges in edge order: one stable
     # sort of the edges by (a, b), each run of equal keys a MetaEdge.
     key = a * total + b
@@ -67,6 +76,8 @@ def build_metaedges(h: Hierarchy) -> None:
     row_counts = counts[row]
     base_start = np.concatenate([[0], np.cumsum(row_counts)])
     base_edges = order[np.repeat(head[row] - base_start[:-1], row_counts) + np.arange(len(key))]
+    if edge_ids is not None:
+        base_edges = edge_ids[base_edges]
     row_starts = base_start[:-1]
     sizes = np.add.reduceat(np.asarray(slim.edge_size, dtype=np.int64)[base_edges], row_starts)
     kind = np.asarray(slim.edge_kind, dtype=np.int64)[base_edges]
@@ -87,3 +98,9 @@ def build_metaedges(h: Hierarchy) -> None:
         g.has_non_control_edges = g.id in non_control
     h.max_metaedge_size = int(sizes.max())
     h.metaedge_table = table
+
+
+def _no_metaedges(groups) -> None:
+    for g in groups:
+        g.metaedges = []
+        g.has_non_control_edges = False

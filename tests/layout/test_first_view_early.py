@@ -61,6 +61,15 @@ def test_the_partial_build_draws_the_whole_builds_first_view(real_logs, kind, ea
             continue
         seen.add(ref.tag)
         assert len(early.groups) <= len(whole.groups)  # the groups nobody sees were not regrouped
+        # MetaEdges only where the first view reads them, and there the whole build's
+        for g in early.groups:
+            edges = [(early.name_of(e.src), early.name_of(e.dst), e.size, sorted(e.base_edges))
+                     for e in early.metaedges(g.id)]
+            if g.name in early.grouped_only:
+                assert edges == [(whole.name_of(e.src), whole.name_of(e.dst), e.size, sorted(e.base_edges))
+                                 for e in whole.metaedges(whole.group_index[g.name])]
+            else:
+                assert edges == []
     assert early_tags <= seen
 
 
