@@ -99,7 +99,7 @@ def trim() -> None:
         try:
             _libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
             _libc.malloc_trim.argtypes = [ctypes.c_size_t]
-        except (OSError, AttributeError):
+        except (OSError, AttributeError, TypeError):  # no such library, or no malloc_trim in it
             _libc = False
     if _libc:
         _libc.malloc_trim(0)
