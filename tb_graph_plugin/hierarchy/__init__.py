@@ -178,8 +178,7 @@ def _prove_unique(step: str):
     if one may, the partial build stops there (the first view needs the whole build's templates)."""
     def prove(b: _Build) -> None:
         h = b.h
-        grouped = [h.group_index[name] for name in h.grouped_only if name in h.group_index]
-        if not unique_structures(h, [h.group(g).children for g in grouped]):
+        if not unique_structures(h, [h.group(g).children for g in h.grouped_ids()]):
             b.not_unique_at = step
     return Step(step, prove, when=_proven)
 

@@ -51,7 +51,7 @@ def build_metaedges(h: Hierarchy) -> None:
     edge_ids = None
     if h.grouped_only is not None:  # a first view's partial build: the grouped groups' MetaEdges only
         grouped = np.zeros(len(groups), dtype=bool)
-        grouped[[h.group_index[name] - n for name in h.grouped_only if name in h.group_index]] = True
+        grouped[np.asarray(h.grouped_ids(), dtype=np.int64) - n] = True
         edge_ids = np.flatnonzero(grouped[par[a] - n])
         if not len(edge_ids):
             _no_metaedges(groups)

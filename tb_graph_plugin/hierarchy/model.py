@@ -255,6 +255,10 @@ class Hierarchy:
         """Whether the grouping phases (inferred scopes, regions, op series, splits) run in ``g``."""
         return self.grouped_only is None or g.name in self.grouped_only
 
+    def grouped_ids(self) -> list[int]:
+        """The ids of the groups named in ``grouped_only`` that exist (a first view's partial build)."""
+        return [self.group_index[name] for name in self.grouped_only or () if name in self.group_index]
+
     # ---- ids and names -----------------------------------------------------------------
     @property
     def root(self) -> MetaNode:
