@@ -51,13 +51,10 @@ print(json.dumps({"split": t1 - t0, "slim": t2 - t1, "first_view": t3 - t2, "tot
 
 
 def _child(path: str, nbytes: int) -> dict:
-    from tb_graph_plugin.api import prefault
+    from tb_graph_plugin.api.worker_link import worker_env
 
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, **prefault.malloc_env(nbytes))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (repo, env.get("PYTHONPATH")) if p)
-    out = subprocess.run([sys.executable, "-c", CHILD, path, str(nbytes)], env=env, capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", CHILD, path, str(nbytes)], env=worker_env(nbytes),
+                         capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -19,7 +19,7 @@ from tb_graph_plugin.api import prefault
 from tb_graph_plugin.api.jobs import JobHandle
 from tb_graph_plugin.cache import LruCache
 
-__all__ = ["WorkerLink", "STARTUP_GRACE_S"]
+__all__ = ["WorkerLink", "STARTUP_GRACE_S", "worker_env"]
 
 STARTUP_GRACE_S = 30.0  # a fresh worker imports TensorBoard and numpy before its first pong
 
@@ -41,6 +41,16 @@ def _widen_pipe(stream) -> None:
         pass
 
 
+def worker_env(prefault_bytes: int = 0) -> dict[str, str]:
+    """A worker process's environment: this one, this package importable, and glibc set to keep
+    what the worker's ``prefault`` touches."""
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    env.update(prefault.malloc_env(prefault_bytes))
+    return env
+
+
 class WorkerLink:
     """One worker process (``python -m tb_graph_plugin.api.worker_process``) speaking pickles
     over its stdin/stdout; a reader thread turns what it says into callbacks. Its queue and
@@ -48,15 +58,11 @@ class WorkerLink:
 
     def __init__(self, index: int, on_message: Callable, max_graphs: int, prefault_bytes: int = 0):
         self.index = index
-        package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-        env.update(prefault.malloc_env(prefault_bytes))
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tb_graph_plugin.api.worker_process", str(max(0, prefault_bytes))],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            env=env,
+            env=worker_env(prefault_bytes),
         )
         _widen_pipe(self.process.stdin)
         self._write_lock = threading.Lock()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import platform
 import subprocess
 import sys
@@ -12,6 +11,7 @@ import threading
 import pytest
 
 from tb_graph_plugin.api import prefault
+from tb_graph_plugin.api.worker_link import worker_env
 from tb_graph_plugin.api.worker_process import _Heap
 
 glibc_linux = pytest.mark.skipif(not (sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"),
@@ -70,10 +70,7 @@ _WORKLOAD = textwrap.dedent("""
 
 
 def _faults(with_prefault: bool) -> int:
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ, **prefault.malloc_env(96 << 20))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (repo, env.get("PYTHONPATH")) if p)
-    out = subprocess.run([sys.executable, "-c", _WORKLOAD, "1" if with_prefault else "0"], env=env,
+    out = subprocess.run([sys.executable, "-c", _WORKLOAD, "1" if with_prefault else "0"], env=worker_env(96 << 20),
                          capture_output=True, text=True, check=True, timeout=60)
     return int(out.stdout.split()[-1])
 
