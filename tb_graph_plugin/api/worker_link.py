@@ -75,7 +75,7 @@ class WorkerLink:
         self.rss = 0
         self.base_rss = 0  # said once ready: imports done, no graph yet
         self.draining = False
-        self.holds_prefault = prefault_bytes > 0  # until a job or a ``("release",)`` gives it back
+        self.holds_prefault = prefault_bytes > 0  # until a main-lane job or a ``("release",)`` gives it back
         self.alive = True
         self._reader = threading.Thread(target=self._read, args=(on_message,), daemon=True)
         self._reader.start()

@@ -316,6 +316,8 @@ class WorkerPool:
             with self._lock:
                 worker.rss = message[-1]
                 worker.lanes[lane] = None
+                if lane == "main":  # the worker gives its prefault back after a main-lane job
+                    worker.holds_prefault = False
                 if kind == "done":
                     worker.built.add(handle.graph_key)
             if kind == "done":
