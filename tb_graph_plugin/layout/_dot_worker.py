@@ -4,6 +4,11 @@ Run as a script (``python _dot_worker.py``) so it imports nothing but pygraphviz
 repeated: 8-byte big-endian length + UTF-8 DOT source in; 8-byte length + UTF-8 JSON out:
 ``{"bb": [llx, lly, urx, ury], "nodes": {name: [x, y]}, "edges": {id: "pos"}}`` (points,
 Graphviz y-up) or ``{"error": "..."}``. Abandoned by killing the process on a timeout.
+
+Before it reads its first source the worker lays out a two-node graph (:data:`WARM_UP`): the
+import of pygraphviz and Graphviz's first layout (its plugins and configuration loaded, ~20-60
+ms) then happen while the worker waits, not in a graph's first view (``dot.prestart`` starts
+the worker long before that).
 """
 
 import json
@@ -27,8 +32,15 @@ def _answer(src: str) -> dict:
     return {"bb": bb, "nodes": nodes, "edges": edges}
 
 
+WARM_UP = "digraph G { n0 -> n1; }"
+
+
 def main() -> None:
     inp, out = sys.stdin.buffer, sys.stdout.buffer
+    try:
+        _answer(WARM_UP)
+    except Exception:  # noqa: BLE001 - the first real source reports the same failure
+        pass
     while True:
         head = inp.read(8)
         if len(head) < 8:

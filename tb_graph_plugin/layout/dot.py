@@ -146,7 +146,9 @@ def _call_worker(src: str, timeout: Optional[float]) -> dict:
 
 
 def prestart() -> None:
-    """Start one dot worker now (imports pygraphviz there), so the first layout does not wait for it."""
+    """Start one dot worker now, so the first layout does not wait for it: the worker imports
+    pygraphviz and runs Graphviz's first layout on a graph of its own (``_dot_worker.WARM_UP``)
+    while it waits."""
     with _lock:
         if any(w.alive() for w in _idle):
             return
