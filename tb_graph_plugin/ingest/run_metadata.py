@@ -32,9 +32,10 @@ __all__ = ["merge_function_graphs", "parse_run_metadata", "single_graph_bytes"]
 _PARTITION_GRAPHS, _FUNCTION_GRAPHS, _PRE_OPTIMIZATION_GRAPH = 3, 4, 2
 
 
-def single_graph_bytes(blob: bytes) -> Optional[bytes]:
+def single_graph_bytes(blob: bytes) -> Optional[memoryview]:
     """The serialized GraphDef ``merge_function_graphs`` would return as it is, cut out of the
-    serialized RunMetadata without parsing it (``proto_scan``); None when the trace holds
+    serialized RunMetadata without parsing or copying it (``proto_scan``: a view into ``blob``,
+    which it keeps alive); None when the trace holds
     several graphs (they are merged from parsed protos) or the bytes are not a well-formed
     message (the full parse then reports the error).
 
@@ -45,11 +46,11 @@ def single_graph_bytes(blob: bytes) -> Optional[bytes]:
         functions = proto_scan.field_slices(blob, _FUNCTION_GRAPHS)
         if functions:
             graphs = [proto_scan.field_slices(f, _PRE_OPTIMIZATION_GRAPH) for f in functions]
-            return bytes(graphs[0][0]) if len(graphs) == 1 and len(graphs[0]) == 1 else None
+            return graphs[0][0] if len(graphs) == 1 and len(graphs[0]) == 1 else None
         partitions = proto_scan.field_slices(blob, _PARTITION_GRAPHS)
     except ValueError:
         return None
-    return bytes(partitions[0]) if len(partitions) == 1 else None
+    return partitions[0] if len(partitions) == 1 else None
 
 
 def parse_run_metadata(blob: bytes, what: str) -> config_pb2.RunMetadata:

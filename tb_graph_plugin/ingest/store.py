@@ -130,10 +130,11 @@ class GraphStore:
         key = ("graph", experiment_id, ref.run, ref.tag, ref.kind, ref.step, stock_quirks)
         return self._cache.get_or_load(key, lambda: self._load_graph(ctx, experiment_id, ref, stock_quirks))
 
-    def graph_bytes(self, ctx, experiment_id, ref: wire.GraphRef) -> bytes:
-        """The serialized GraphDef of ``ref``, as a worker takes it: where the blob already
+    def graph_bytes(self, ctx, experiment_id, ref: wire.GraphRef):
+        """The serialized GraphDef of ``ref`` (bytes, or a memoryview into the blob the data
+        provider returned), as a worker takes it: where the blob already
         holds it (a run graph; a trace of one function graph, cut out of its RunMetadata by
-        ``run_metadata.single_graph_bytes``) the bytes are not parsed here at all, and the
+        ``run_metadata.single_graph_bytes``, not copied) the bytes are not parsed here at all, and the
         worker's parse is the only one (it also checks ``max_ops``). A trace of several
         function graphs: merged from that same read, and the merged bytes kept. Otherwise the
         GraphDef of ``graph_def`` serialized, and kept."""

@@ -273,6 +273,23 @@ def test_the_pipe_to_a_worker_holds_a_mebibyte():
         link.stop()
 
 
+def test_a_memoryview_crosses_to_the_worker_as_its_bytes():
+    """A graph cut out of the data provider's blob (a memoryview) is written from where it lies
+    and loaded as ``bytes`` (``worker_link._Pickler``): pickle alone refuses a memoryview."""
+    import io
+    import pickle
+
+    from tb_graph_plugin.api.worker_link import _Pickler
+
+    blob = bytes(range(256)) * 4096
+    sink = io.BytesIO()
+    _Pickler(sink, protocol=pickle.HIGHEST_PROTOCOL).dump(("job", {"graph": memoryview(blob)[7:-9]}))
+    message = pickle.loads(sink.getvalue())
+    assert type(message[1]["graph"]) is bytes and message[1]["graph"] == blob[7:-9]
+    with pytest.raises(TypeError):
+        pickle.dumps(memoryview(blob), protocol=pickle.HIGHEST_PROTOCOL)
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="RSS is read from /proc")
 def test_an_idle_worker_touches_its_prefault_and_gives_it_back_after_its_first_job(app):
     """``prefault_bytes``: an idle worker's resident memory grows by what it touches for its first

@@ -43,6 +43,7 @@ def test_single_function_trace_is_cut_out_unparsed_and_equals_the_merge(real_log
     blob = _trace_blob(real_logs, "tf2_keras_trace", "train_step")
     single = run_metadata.single_graph_bytes(blob)
     assert single is not None and len(single) < len(blob) / 2  # not the partition/post copies
+    assert isinstance(single, memoryview) and single.obj is blob  # a view into the blob, no copy
     merged = run_metadata.merge_function_graphs(run_metadata.parse_run_metadata(blob, "x"), "x")
     assert graph_pb2.GraphDef.FromString(single) == merged
 
