@@ -46,7 +46,7 @@ def build_metaedges(h: Hierarchy) -> None:
         _no_metaedges(groups)
         return
     src, dst = edge_arrays(h)
-    par = np.concatenate([np.asarray(h.op_parent, dtype=np.int64), group_parent + n])
+    par = np.concatenate([h.op_parent_array(), group_parent + n])
     a, b = lca_child_ends(src, dst, par, group_parent, level, n)  # the ends' ancestors under the LCA
     edge_ids = None
     if h.grouped_only is not None:  # a first view's partial build: the grouped groups' MetaEdges only

@@ -44,7 +44,7 @@ def compute_stats(h: Hierarchy) -> None:
     level = group_levels(parent)
     # direct op children per group, and the embeddings each main op owns (counted once, for
     # its owner, however many consumers list it)
-    op_parent = np.asarray(h.op_parent, dtype=np.int64) - n
+    op_parent = h.op_parent_array() - n
     placed = op_parent >= 0
     owners = np.asarray(slim.owner, dtype=np.int64)
     owned = np.bincount(owners[owners >= 0], minlength=n) if n else np.zeros(0, dtype=np.int64)

@@ -45,7 +45,7 @@ def unique_structures(h: Hierarchy, sibling_lists: list[list[int]]) -> bool:
         return True
     parent = group_parents(h)
     level = group_levels(parent)
-    op_parent = np.asarray(h.op_parent, dtype=np.int64)
+    op_parent = h.op_parent_array()
     main = np.flatnonzero(op_parent >= 0)
     all_codes, n_types = _op_type_codes(h.slim)
     codes = all_codes[main]

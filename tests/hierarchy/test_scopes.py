@@ -128,3 +128,22 @@ def test_the_first_op_in_a_scope_too_deep_is_named():
         assert (e.name, e.depth) == (f"{deep}/t/first", scopes.MAX_SCOPE_DEPTH + 1)
     else:
         raise AssertionError("no ScopesTooDeep")
+
+
+def test_op_parent_array_follows_every_change():
+    """``Hierarchy.op_parent_array()`` is made once and equals ``op_parent`` after each way it changes."""
+    g = graph_pb2.GraphDef()
+    for name in ("a/x", "a/y", "b/z", "w"):
+        g.node.add(name=name, op="Relu")
+    h = Hierarchy(build_slim_graph(g), HierarchyOptions())
+    scopes.build_scopes(h)
+    first = h.op_parent_array()
+    assert first is h.op_parent_array() and not first.flags.writeable
+    assert first.tolist() == h.op_parent
+    b = h.group_index["b"]
+    h.set_parent(0, b)
+    assert h.op_parent_array().tolist() == h.op_parent and h.op_parent_array()[0] == b
+    h.set_parents([1, 3], b)
+    assert h.op_parent_array().tolist() == h.op_parent == [b, b, b, b]
+    h.op_parent = [-1, -1, -1, -1]
+    assert h.op_parent_array().tolist() == [-1, -1, -1, -1]
