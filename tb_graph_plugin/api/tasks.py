@@ -46,7 +46,7 @@ from tb_graph_plugin.api import limits, search
 from tb_graph_plugin.ingest import graph_encoding, parse, run_metadata
 from tb_graph_plugin.pipeline import Pipeline, Step, Timings
 
-__all__ = ["GraphState", "BUILD", "TASKS", "preload"]
+__all__ = ["GraphState", "BUILD", "TASKS", "LATE_IMPORTS", "preload", "preload_late"]
 
 Progress = Callable[[str, float], None]
 logger = logging.getLogger(__name__)
@@ -167,14 +167,28 @@ def _return_freed_memory() -> None:
 
 
 def preload() -> None:
-    """Import what building and laying out a graph needs, and start the dot worker (pygraphviz
-    start-up on the other core). A worker process calls it on a thread as soon as it starts,
-    so that the first job does not wait for ~0.5 s of imports; later calls return at once."""
+    """Import what building a graph and laying out its first view need, and start the dot
+    worker (pygraphviz start-up on the other core). A worker process calls it on a thread as
+    soon as it starts, so that the first job does not wait for these imports (~0.25 s); later
+    calls return at once."""
     for module in ("tb_graph_plugin.graph", "tb_graph_plugin.hierarchy", "tb_graph_plugin.layout.scene"):
         importlib.import_module(module)
     from tb_graph_plugin.layout import dot
 
     dot.prestart()
+
+
+LATE_IMPORTS = ("scipy.sparse.csgraph", "scipy.optimize")
+"""What the fast layout engine (``layout.fast``: a big group's layout, not a first view's, which
+dot lays out) imports on first use: ~0.5 s, twice the imports of :func:`preload`. A worker
+imports them once :func:`preload` is done (``worker_process``): a job arriving meanwhile starts
+its build at once, beside the imports, instead of waiting for them."""
+
+
+def preload_late() -> None:
+    """Import :data:`LATE_IMPORTS` (at once when imported already)."""
+    for module in LATE_IMPORTS:
+        importlib.import_module(module)
 
 
 def _parse(state: GraphState) -> None:

@@ -165,16 +165,19 @@ def worker_main(receive: Callable[[], Any], send: Callable[[Any], None], prefaul
     for t in threads:
         t.start()
     locked_send(("hello", rss_bytes()))  # imports done, no graph yet: the pool's memory baseline
-    # The build's imports while no job is here yet (a job arriving meanwhile waits on the
-    # import lock, no longer than it would have anyway); then the baseline again, with them,
-    # unless a job has started to build a graph meanwhile; then the heap touched for the first
-    # build, a block at a time until a job comes (that memory counts as the graphs' share).
+    # The imports of a build and its first view while no job is here yet (a job arriving
+    # meanwhile waits on the import lock, no longer than it would have anyway); then the fast
+    # layout engine's (``tasks.LATE_IMPORTS``: a job arriving meanwhile builds beside them);
+    # after each, the baseline again, with them, unless a job has started to build a graph
+    # meanwhile; then the heap touched for the first build, a block at a time until a job comes
+    # (that memory counts as the graphs' share).
     got_job = threading.Event()
 
     def preload() -> None:
-        tasks.preload()
-        if not got_job.is_set():
-            locked_send(("hello", rss_bytes()))
+        for imports in (tasks.preload, tasks.preload_late):
+            imports()
+            if not got_job.is_set():
+                locked_send(("hello", rss_bytes()))
         if prefault_bytes > 0 and not got_job.is_set():
             heap.prefault(prefault_bytes)
 

@@ -22,11 +22,19 @@ least ``(across_a + across_b)/2 + gap`` apart (gap ``nodesep`` between real node
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import isotonic_regression
 
 from tb_graph_plugin.layout.fast.state import LayeredGraph
 
 __all__ = ["assign_coordinates"]
+
+
+def _isotonic_regression():
+    """``scipy.optimize.isotonic_regression``, imported on first use: ``scipy.optimize`` costs
+    ~0.35 s to import, which a graph's first view (laid out by dot) need not wait for; an idle
+    worker imports it once its first-view imports and prefault are done (``tasks.LATE_IMPORTS``)."""
+    from scipy.optimize import isotonic_regression
+
+    return isotonic_regression
 
 
 def _rows(g: LayeredGraph) -> None:
@@ -86,7 +94,7 @@ def assign_coordinates(g: LayeredGraph) -> None:
         z = d - off
         span = float(np.abs(z).max()) * 2.0 + 1.0
         shift = row_id * span
-        y = isotonic_regression(z + shift, weights=w).x - shift
+        y = _isotonic_regression()(z + shift, weights=w).x - shift
         return y + off
 
     both_ends = np.concatenate([u, v])
