@@ -147,12 +147,14 @@ class GraphState:
 
     def settle(self) -> None:
         """The build's work that can wait until the first answer has gone out (the worker calls
-        it then): the whole Hierarchy when the first view was drawn without it, then the memory
-        the build's intermediates held given back to the system."""
+        it then): the whole Hierarchy when the first view was drawn without it, the fast layout
+        engine's imports when the job came before the worker had made them (:func:`preload_late`),
+        then the memory the build's intermediates held given back to the system."""
         try:
             self.build_hierarchy()
         except errors.PublicError:  # the graph's own fault (too deep): the next job says so
             pass
+        preload_late()
         _return_freed_memory()
 
 
@@ -180,9 +182,9 @@ def preload() -> None:
 
 LATE_IMPORTS = ("scipy.sparse.csgraph", "scipy.optimize")
 """What the fast layout engine (``layout.fast``: a big group's layout, not a first view's, which
-dot lays out) imports on first use: ~0.5 s, twice the imports of :func:`preload`. A worker
-imports them once :func:`preload` is done (``worker_process``): a job arriving meanwhile starts
-its build at once, beside the imports, instead of waiting for them."""
+dot lays out) imports on first use: ~0.5 s, twice the imports of :func:`preload`. An idle worker
+imports them once :func:`preload` is done (``worker_process``); when a job came first, its
+build runs alone and ``GraphState.settle`` imports them after its answer."""
 
 
 def preload_late() -> None:

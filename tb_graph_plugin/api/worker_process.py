@@ -166,15 +166,18 @@ def worker_main(receive: Callable[[], Any], send: Callable[[Any], None], prefaul
         t.start()
     locked_send(("hello", rss_bytes()))  # imports done, no graph yet: the pool's memory baseline
     # The imports of a build and its first view while no job is here yet (a job arriving
-    # meanwhile waits on the import lock, no longer than it would have anyway); then the fast
-    # layout engine's (``tasks.LATE_IMPORTS``: a job arriving meanwhile builds beside them);
-    # after each, the baseline again, with them, unless a job has started to build a graph
-    # meanwhile; then the heap touched for the first build, a block at a time until a job comes
-    # (that memory counts as the graphs' share).
+    # meanwhile waits on the import lock, no longer than it would have anyway); then, unless a
+    # job has come, the fast layout engine's (``tasks.LATE_IMPORTS``; else the job's
+    # ``GraphState.settle`` imports them once its answer has gone out); after each, the
+    # baseline again, with them, unless a job has started to build a graph meanwhile; then the
+    # heap touched for the first build, a block at a time until a job comes (that memory counts
+    # as the graphs' share).
     got_job = threading.Event()
 
     def preload() -> None:
         for imports in (tasks.preload, tasks.preload_late):
+            if imports is tasks.preload_late and got_job.is_set():
+                break
             imports()
             if not got_job.is_set():
                 locked_send(("hello", rss_bytes()))

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from tb_graph_plugin.api import tasks
 from tb_graph_plugin.api.worker_link import worker_env
 from tb_graph_plugin.ingest import run_metadata
 from tests.ingest.test_proto_scan import _trace_blob
@@ -24,14 +25,17 @@ _FIRST_VIEW = textwrap.dedent("""
     state = tasks.GraphState({"graph": open(sys.argv[1], "rb").read(), "what": "g"}, lambda *a: None)
     scene = tasks.scene_task(state, {"graph": {"run": "r", "tag": "t", "kind": "op"}, "expanded": [],
                                      "first_view": True}, lambda *a: None)
-    print(json.dumps({"nodes": len(json.loads(scene)["nodes"]),
-                      "late": [m for m in tasks.LATE_IMPORTS if m in sys.modules]}))
+    late = [m for m in tasks.LATE_IMPORTS if m in sys.modules]
+    state.settle()
+    print(json.dumps({"nodes": len(json.loads(scene)["nodes"]), "late": late,
+                      "late_after_settle": [m for m in tasks.LATE_IMPORTS if m in sys.modules]}))
 """)
 
 
 def test_a_first_view_needs_none_of_the_late_imports(real_logs, tmp_path):
     """A training step's first view is built and laid out without importing the fast layout
-    engine's modules: a job that reaches a worker still importing waits only for ``preload``'s."""
+    engine's modules: a job that reaches a worker still importing waits only for ``preload``'s;
+    ``settle``, after its answer, imports them."""
     path = tmp_path / "graph.pb"
     path.write_bytes(bytes(run_metadata.single_graph_bytes(_trace_blob(real_logs, "tf2_keras_trace", "train_step"))))
     out = subprocess.run([sys.executable, "-c", _FIRST_VIEW, str(path)], env=worker_env(0),
@@ -39,6 +43,7 @@ def test_a_first_view_needs_none_of_the_late_imports(real_logs, tmp_path):
     answer = json.loads(out.stdout.strip().splitlines()[-1])
     assert answer["nodes"] > 3
     assert answer["late"] == []
+    assert answer["late_after_settle"] == list(tasks.LATE_IMPORTS)
 
 
 def _mapped(pid: int) -> str:
