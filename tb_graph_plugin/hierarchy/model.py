@@ -331,7 +331,7 @@ class Hierarchy:
             p = self.groups[i - self.n_ops].parent
             return None if p < 0 else p
         owner = int(self.slim.owner[i])
-        return self.op_parent[owner if owner >= 0 else i]
+        return self._op_parent[owner if owner >= 0 else i]
 
     def set_parent(self, child: int, gid: int) -> None:
         """Record that ``gid`` holds ``child`` (an op or group id); the caller edits children lists."""
