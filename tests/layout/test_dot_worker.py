@@ -31,3 +31,18 @@ def test_the_dot_worker_loads_graphviz_layout_before_its_first_source():
         assert answer["nodes"]["n0"][1] > answer["nodes"]["n2"][1]  # top to bottom, y up
     finally:
         worker.kill()
+
+
+def test_the_warm_up_graph_is_written_as_the_layouts_are():
+    """No labels, boxes of a fixed size, no arrowheads: what ``to_dot_source`` writes (a labelled
+    warm-up set up Graphviz's fonts, which slowed every later layout)."""
+    from tb_graph_plugin.layout import _dot_worker
+    from tb_graph_plugin.layout.model import LayoutEdge, LayoutGraph, LayoutNode, LayoutOptions
+
+    src = dot.to_dot_source(LayoutGraph([LayoutNode("a", 10, 10), LayoutNode("b", 10, 10)],
+                                        [LayoutEdge("a", "b")]), LayoutOptions())
+    for statement in (line.strip().rstrip(";") for line in src.splitlines()):
+        if statement.startswith(("node [", "edge [")):
+            assert statement in _dot_worker.WARM_UP
+    answer = _dot_worker._answer(_dot_worker.WARM_UP)
+    assert set(answer["nodes"]) == {"n0", "n1"}
