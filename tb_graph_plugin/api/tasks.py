@@ -181,8 +181,11 @@ def preload() -> None:
 
 
 LATE_IMPORTS = ("scipy.sparse.csgraph", "scipy.optimize")
-"""What the fast layout engine (``layout.fast``: a big group's layout, not a first view's, which
-dot lays out) imports on first use: ~0.5 s, twice the imports of :func:`preload`. An idle worker
+"""What the fast layout engine (``layout.fast``: a big group's layout, and the second try
+``engines.AutoEngine`` makes when dot's layout of a small one has crossings) imports on first
+use: ~0.5 s, twice the imports of :func:`preload`. A first view laid out by dot alone needs
+none of it (a training step's usually: 0 crossings), so a job reaching a worker still importing
+waits for :func:`preload` only; one whose layout needs them imports them then. An idle worker
 imports them once :func:`preload` is done (``worker_process``); when a job came first, its
 build runs alone and ``GraphState.settle`` imports them after its answer."""
 

@@ -33,9 +33,9 @@ _FIRST_VIEW = textwrap.dedent("""
 
 
 def test_a_first_view_needs_none_of_the_late_imports(real_logs, tmp_path):
-    """A training step's first view is built and laid out without importing the fast layout
-    engine's modules: a job that reaches a worker still importing waits only for ``preload``'s;
-    ``settle``, after its answer, imports them."""
+    """A training step's first view (laid out by dot alone: no crossings) is built and laid out
+    without importing the fast layout engine's modules: a job that reaches a worker still
+    importing waits only for ``preload``'s; ``settle``, after its answer, imports them."""
     path = tmp_path / "graph.pb"
     path.write_bytes(bytes(run_metadata.single_graph_bytes(_trace_blob(real_logs, "tf2_keras_trace", "train_step"))))
     out = subprocess.run([sys.executable, "-c", _FIRST_VIEW, str(path)], env=worker_env(0),

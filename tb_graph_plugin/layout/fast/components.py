@@ -16,7 +16,7 @@ __all__ = ["find_components"]
 
 
 def find_components(g: LayeredGraph) -> None:
-    # imported on first use (~0.15 s): a first view laid out by dot need not wait for it
+    # imported on first use (~0.15 s): a first view laid out by dot alone need not wait for it
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 

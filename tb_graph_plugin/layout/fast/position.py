@@ -30,8 +30,8 @@ __all__ = ["assign_coordinates"]
 
 def _isotonic_regression():
     """``scipy.optimize.isotonic_regression``, imported on first use: ``scipy.optimize`` costs
-    ~0.35 s to import, which a graph's first view (laid out by dot) need not wait for; an idle
-    worker imports it once its first-view imports and prefault are done (``tasks.LATE_IMPORTS``)."""
+    ~0.35 s to import, which a first view laid out by dot alone need not wait for; an idle
+    worker imports it after its first imports (``tasks.LATE_IMPORTS``)."""
     from scipy.optimize import isotonic_regression
 
     return isotonic_regression
