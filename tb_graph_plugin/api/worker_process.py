@@ -174,13 +174,16 @@ def worker_main(receive: Callable[[], Any], send: Callable[[Any], None], prefaul
     # as the graphs' share).
     got_job = threading.Event()
 
+    def hello_unless_job() -> None:
+        if not got_job.is_set():
+            locked_send(("hello", rss_bytes()))
+
     def preload() -> None:
-        for imports in (tasks.preload, tasks.preload_late):
-            if imports is tasks.preload_late and got_job.is_set():
-                break
-            imports()
-            if not got_job.is_set():
-                locked_send(("hello", rss_bytes()))
+        tasks.preload()
+        hello_unless_job()
+        if not got_job.is_set():  # else the job's ``settle`` imports them after its answer
+            tasks.preload_late()
+            hello_unless_job()
         if prefault_bytes > 0 and not got_job.is_set():
             heap.prefault(prefault_bytes)
 

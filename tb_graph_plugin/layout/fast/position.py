@@ -28,15 +28,6 @@ from tb_graph_plugin.layout.fast.state import LayeredGraph
 __all__ = ["assign_coordinates"]
 
 
-def _isotonic_regression():
-    """``scipy.optimize.isotonic_regression``, imported on first use: ``scipy.optimize`` costs
-    ~0.35 s to import, which a first view laid out by dot alone need not wait for; an idle
-    worker imports it after its first imports (``tasks.LATE_IMPORTS``)."""
-    from scipy.optimize import isotonic_regression
-
-    return isotonic_regression
-
-
 def _rows(g: LayeredGraph) -> None:
     o = g.options
     n_layers = int(g.layer.max()) + 1
@@ -56,6 +47,10 @@ def _rows(g: LayeredGraph) -> None:
 
 
 def assign_coordinates(g: LayeredGraph) -> None:
+    # imported on first use (~0.35 s): a first view laid out by dot alone need not wait for it;
+    # an idle worker imports it after its first imports (``tasks.LATE_IMPORTS``)
+    from scipy.optimize import isotonic_regression
+
     o = g.options
     n = g.n
     _rows(g)
@@ -94,7 +89,7 @@ def assign_coordinates(g: LayeredGraph) -> None:
         z = d - off
         span = float(np.abs(z).max()) * 2.0 + 1.0
         shift = row_id * span
-        y = _isotonic_regression()(z + shift, weights=w).x - shift
+        y = isotonic_regression(z + shift, weights=w).x - shift
         return y + off
 
     both_ends = np.concatenate([u, v])
