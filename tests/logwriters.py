@@ -67,6 +67,8 @@ EXPECTED: dict[str, dict[str, dict[str, set[str]]]] = {
     "hf_t5_wrapped": {"hf_t5_wrapped": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
     "hf_llama_export": {"hf_llama_export": {RUN_GRAPH: {"__run_graph__"}}},
     "torch_node_data": {"torch_node_data": {RUN_GRAPH: {"__run_graph__"}}},
+    "tf1_towers": {run: {RUN_GRAPH: {"__run_graph__"}} for run in ("towers", "towers_rewired", "towers_renamed",
+                                                                   "towers_preprocessed")},
     "keras_diff_pair": {"base": {OP_GRAPH: {"forward"}}, "changed": {OP_GRAPH: {"forward"}}},
 }
 
@@ -839,6 +841,55 @@ def count_trace_ops(logdir: Path, run: str, tag: str, plugin: str = OP_GRAPH) ->
     }
 
 
+def write_tf1_towers(outdir: Path, layers: int | None = None) -> Path:
+    """TF1 graph mode, a multi-tower graph as ``FileWriter.add_graph`` writes it: ``--layers``
+    towers (default 4) of one two-layer MLP, each under ``tower_<k>/`` with its own variables,
+    fed by ``input/x`` and summed by ``total`` (AddN). Four runs:
+
+    * ``towers``: exact copies;
+    * ``towers_rewired``: the last tower's second layer reads the input, not the first layer (the
+      same ops and names; one edge differs);
+    * ``towers_renamed``: the last two towers' first layer is ``hidden_b``, not ``hidden`` (two
+      pairs of copies of one structure);
+    * ``towers_preprocessed``: a ``preprocess`` scope before the towers, holding two scopes
+      ``left`` and ``right`` of one structure (a template numbered before the towers')."""
+    _quiet_tf()
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    v1.disable_eager_execution()
+    towers = layers or 4
+    for run_name in ("towers", "towers_rewired", "towers_renamed", "towers_preprocessed"):
+        run = fresh_run_dir(Path(outdir) / run_name)
+        graph = tf.Graph()
+        with graph.as_default():
+            with tf.name_scope("input"):
+                x = v1.placeholder(tf.float32, shape=[None, 8], name="x")
+            if run_name == "towers_preprocessed":
+                with tf.name_scope("preprocess"):
+                    sides = []
+                    for side in ("left", "right"):
+                        with tf.name_scope(side):
+                            sides.append(tf.add(tf.multiply(x, 2.0), 1.0, name="scaled"))
+                    x = tf.concat(sides, axis=1, name="both")[:, :8]
+            outputs = []
+            for k in range(towers):
+                with tf.name_scope(f"tower_{k}"):
+                    renamed = run_name == "towers_renamed" and k >= towers - 2
+                    with tf.name_scope("hidden_b" if renamed else "hidden"):
+                        w1 = v1.Variable(v1.random_normal([8, 8], seed=k), name="weights")
+                        h1 = tf.nn.relu(tf.matmul(x, w1), name="relu")
+                    with tf.name_scope("out"):
+                        w2 = v1.Variable(v1.random_normal([8, 1], seed=k), name="weights")
+                        into = x if run_name == "towers_rewired" and k == towers - 1 else h1
+                        outputs.append(tf.reduce_sum(tf.matmul(into, w2), name="sum"))
+            tf.add_n(outputs, name="total")
+            v1.global_variables_initializer()
+        writer = v1.summary.FileWriter(str(run))
+        writer.add_graph(graph)
+        writer.close()
+    return Path(outdir) / "towers"
+
 # --------------------------------------------------------------------------- CLI
 
 WRITERS: dict[str, Callable[..., Path]] = {
@@ -862,6 +913,7 @@ WRITERS: dict[str, Callable[..., Path]] = {
     "hf_llama_export": write_hf_llama_export,
     "keras_diff_pair": write_keras_diff_pair,
     "torch_node_data": write_torch_node_data,
+    "tf1_towers": write_tf1_towers,
 }
 
 

@@ -24,9 +24,13 @@ a step whose condition does not hold is skipped and not timed):
 
 :data:`FIRST_VIEW_PIPELINE` (``build_first_view_hierarchy``, issue 21) is steps 1-3b with the
 grouping phases run only in the groups a first view shows, checked before and after them by
-``unique_scopes`` and ``unique`` (``unique.unique_structures``: no child of those groups can
-share a template; else the partial build stops), then 4, 7 and 8. What those groups hold, the
-MetaEdges between their children and every group's cardinality are what the whole build gives
+``unique_scopes`` and ``unique`` (each child group of those groups shares a template with no
+other group, ``unique.unproven``, or is an exact copy of a sibling, ``copies.copy_classes``;
+else the partial build stops), then 4; where copies were proven, ``copy_series`` (step 6 among
+those children, from what the proofs say of their hashes) and ``copy_templates``
+(``templates.number_grouped_templates``: their ids, where the tree before them is known; else
+the partial build stops); then 7 and 8. What those groups hold, the MetaEdges between their
+children, their template ids and every group's cardinality are what the whole build gives
 them: a grouping phase run in one group regroups that group's subtree only.
 
 Afterwards, on demand: ``profile.join_step_stats`` (step stats per op, summed per group),
@@ -66,7 +70,8 @@ from tb_graph_plugin.hierarchy.model import (
     SeriesNode,
 )
 from tb_graph_plugin.hierarchy.profile import join_step_stats
-from tb_graph_plugin.hierarchy.unique import unique_structures
+from tb_graph_plugin.hierarchy.copies import copy_classes
+from tb_graph_plugin.hierarchy.unique import unproven
 from tb_graph_plugin.pipeline import Pipeline, Step
 
 __all__ = [
@@ -90,11 +95,13 @@ def build_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions] = None)
 
 def build_first_view_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions], shown) -> Hierarchy:
     """The Hierarchy :data:`FIRST_VIEW_PIPELINE` gives: the groups named in ``shown`` (the
-    root's name included) grouped as :func:`build_hierarchy` groups them, the others as their
-    scopes made them; no templates; ``grouped_only`` says which. Or, when a child of a group in
-    ``shown`` may share its structure with another group (``unique.unique_structures``: its
-    template, and the block series among those children, need the whole build), the whole
-    Hierarchy (``grouped_only`` None), built on from the scopes when that showed among them."""
+    root's name included) grouped as :func:`build_hierarchy` groups them, with the block series
+    made among their children (added to ``grouped_only``), the others as their scopes made them;
+    template ids on those children only; ``grouped_only`` says which. Or, when a child of a group
+    in ``shown`` may share its structure with another group and is not proven an exact copy of a
+    sibling, or a copy's template id is not known (it, and the block series among those children,
+    need the whole build), the whole Hierarchy (``grouped_only`` None), built on from the scopes
+    when that showed among them."""
     h = Hierarchy(slim, options or HierarchyOptions())
     h.grouped_only = frozenset(shown)
     b = _without_gc(FIRST_VIEW_PIPELINE, _Build(h))
@@ -123,7 +130,11 @@ class _Build:
     h: Hierarchy
     new_series: list = dataclasses.field(default_factory=list)
     not_unique_at: str = ""  # a first view's partial build: the step that found a shown group's
-    # children may share a template (``unique_scopes`` or ``unique``); "" while none did
+    # children may share a template (``unique_scopes`` or ``unique``) or could not number one
+    # (``copy_series``, ``copy_templates``); "" while none did
+    copy_of: Optional[dict] = None  # a partial build: each child group of a grouped group that is
+    # an exact copy of a sibling -> the first of its copies (``copies.copy_classes``)
+    copies_proven: Optional[list] = None  # the lists of sibling groups ``copy_of`` was proven for
 
 
 def _block_series(b: _Build) -> None:
@@ -174,13 +185,44 @@ PIPELINE: Pipeline[_Build] = Pipeline("hierarchy", [
 ])
 
 def _prove_unique(step: str):
-    """A step: whether no child of a grouped group can share a template (``unique.unique_structures``);
-    if one may, the partial build stops there (the first view needs the whole build's templates)."""
+    """A step: whether each child group of a grouped group either can share a template with no
+    other group (``unique.unproven``) or is an exact copy of a sibling (``copies.copy_classes``:
+    then it is grouped and hashed as its copies are); if neither is proven, the partial build
+    stops there (the first view needs the whole build's templates)."""
     def prove(b: _Build) -> None:
         h = b.h
-        if not unique_structures(h, [h.group(g).children for g in h.grouped_ids()]):
+        rest = unproven(h, [h.group(g).children for g in h.grouped_ids()])
+        if rest != b.copies_proven:  # the same lists as the last proof: what it proved holds
+            b.copy_of = copy_classes(h, rest) if any(rest) else {}
+            b.copies_proven = rest
+        if b.copy_of is None:
             b.not_unique_at = step
     return Step(step, prove, when=_proven)
+
+
+def _copy_series(b: _Build) -> None:
+    """Block series among the grouped groups' children, from what the proofs say of their
+    structure hashes (a class of copies shares one; a unique group shares none); each series
+    made must be proven unique itself, and is then grouped (the whole build puts nothing else
+    in it)."""
+    h, n = b.h, b.h.n_ops
+    grouped = h.grouped_ids()
+    for gid in grouped:
+        for c in h.group(gid).children:
+            if c >= n:
+                first = b.copy_of.get(c)
+                h.groups[c - n].structure_hash = hash(("copies", first) if first is not None else ("unique", c))
+    h.metaedge_table = None
+    made = series.detect_block_series(h, only=grouped)
+    if made and any(unproven(h, [[s.id for s in made]])):
+        b.not_unique_at = "copy_series"
+        return
+    h.grouped_only = h.grouped_only | {s.name for s in made}
+
+
+def _number_grouped_templates(b: _Build) -> None:
+    if not templates.number_grouped_templates(b.h, b.copy_of):
+        b.not_unique_at = "copy_templates"
 
 
 def _proven(b: _Build) -> bool:
@@ -201,6 +243,10 @@ FIRST_VIEW_PIPELINE: Pipeline[_Build] = Pipeline("first_view_hierarchy", [
     _if_proven(_STEP["split"]),
     _prove_unique("unique"),
     _if_proven(_STEP["metaedges"]),
+    Step("copy_series", _copy_series,
+         when=lambda b: _proven(b) and bool(b.copy_of) and b.h.options.block_series_min_size > 0),
+    Step("copy_templates", _number_grouped_templates,
+         when=lambda b: _proven(b) and bool(b.copy_of) and b.h.options.templates),
     _if_proven(_STEP["stats"]),
     _STEP["release"],
 ])

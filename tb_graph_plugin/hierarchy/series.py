@@ -47,6 +47,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from operator import itemgetter
+from typing import Optional
 
 import numpy as np
 
@@ -203,8 +204,9 @@ def detect_op_series(h: Hierarchy) -> int:
     return made
 
 
-def detect_block_series(h: Hierarchy) -> list:
-    """Make block SeriesNodes; return them (metaedges of their parents are re-routed)."""
+def detect_block_series(h: Hierarchy, only: Optional[list[int]] = None) -> list:
+    """Make block SeriesNodes (among the children of the groups ``only``, when given); return them
+    (metaedges of their parents are re-routed)."""
     min_size = h.options.block_series_min_size
     if min_size <= 0:
         return []
@@ -213,7 +215,7 @@ def detect_block_series(h: Hierarchy) -> list:
     made: list = []
     groups = h.groups
     holders = {g.parent for g in groups}  # most groups hold ops only
-    for g in list(groups):
+    for g in (list(groups) if only is None else [groups[gid - n] for gid in only]):
         children = g.children
         if len(children) < min_size or g.id not in holders:
             continue

@@ -35,7 +35,7 @@ from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.tree import ChildrenArrays, group_levels, group_parents
 from tb_graph_plugin.wire import EdgeKind, EdgeKindCode
 
-__all__ = ["hash_templates", "hash_structures", "number_templates", "BIG_METAGRAPH"]
+__all__ = ["hash_templates", "hash_structures", "number_templates", "number_grouped_templates", "BIG_METAGRAPH"]
 
 BIG_METAGRAPH = 512
 """Metagraphs with at least this many metaedges (an optimizer's thousands of update ops)
@@ -275,3 +275,54 @@ def number_templates(h: Hierarchy) -> None:
         h.templates[tid] = members
         for gid in members:
             groups[gid - n].template = tid
+
+
+def number_grouped_templates(h: Hierarchy, copy_of: dict[int, int]) -> bool:
+    """A first view's partial build (``h.grouped_only`` set): the template ids
+    :func:`number_templates` gives the children of the grouped groups, where they can be known
+    without the rest of the tree. ``copy_of`` maps each child that may share its structure to
+    the first of its exact copies (``copies.copy_classes``); every other child group is proven
+    unique (``unique``: no template).
+
+    Ids are numbered in the pre-order of their first member, so a class's id is known while
+    the subtree of every group before its first member in pre-order is known: a grouped group's,
+    or one that stays flat (:func:`_stays_flat`). Another group not grouped (its subtree as its
+    scopes made it) may hold shared structures, and after it no new id can be numbered. Returns
+    False then (the ids are not set); True with each grouped group's children's ``template`` set
+    and ``h.templates`` holding the members seen."""
+    n, groups = h.n_ops, h.groups
+    ids: dict[int, str] = {}  # first member -> template id
+    unknown = False  # a subtree not grouped has been passed: later ids are unknown
+    stack = [iter(h.root.children)]
+    templates: dict[str, list[int]] = {}
+    while stack:
+        for c in stack[-1]:
+            if c < n:
+                continue
+            g = groups[c - n]
+            first = copy_of.get(c)
+            g.template = None
+            if first is not None:
+                if first not in ids:
+                    if unknown:
+                        return False
+                    ids[first] = f"T{len(ids)}"
+                g.template = ids[first]
+                templates.setdefault(g.template, []).append(c)
+            if h.regroups(g):
+                stack.append(iter(g.children))
+                break
+            unknown = unknown or not _stays_flat(h, g)
+        else:
+            stack.pop()
+    h.templates = templates
+    return True
+
+
+def _stays_flat(h: Hierarchy, g) -> bool:
+    """Whether no grouping phase makes a group inside ``g``: it holds ops only (scopes, regions
+    and inferred scopes group group children), fewer than an op series needs, and no more than a
+    split cuts."""
+    children, options = g.children, h.options
+    return (max(children, default=-1) < h.n_ops and len(children) <= options.split_max_children
+            and (options.series_min_size <= 0 or len(children) < options.series_min_size))

@@ -18,9 +18,13 @@ metagraph (one node) hashes apart from the metagraph it wraps (barring a 64-bit 
 That holds whatever groups the rest of the build makes (an inferred scope, a series or a split
 elsewhere only regroups ops under one group).
 
+Where the op counts prove nothing (repeated blocks), ``copies`` may prove that siblings are exact
+copies of each other instead.
+
 Pre: ``h``'s tree holds every main op of the graph (scopes built; any later phase may have run).
 Post: :func:`unique_structures` is True only when every group in its lists holds more than half
-of the ops of some op type; O(ops + groups x depth) in numpy per list.
+of the ops of some op type (:func:`unproven` lists those that do not); O(ops + groups x depth)
+in numpy per list.
 """
 
 from __future__ import annotations
@@ -32,32 +36,38 @@ import numpy as np
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.tree import group_levels, group_parents
 
-__all__ = ["unique_structures"]
+__all__ = ["unique_structures", "unproven", "owners", "op_type_codes"]
 
 
 def unique_structures(h: Hierarchy, sibling_lists: list[list[int]]) -> bool:
     """Whether each group in each list of siblings holds more than half of the ops of one op
     type (see the module docstring); ops in a list are ignored."""
+    return not any(unproven(h, sibling_lists))
+
+
+def unproven(h: Hierarchy, sibling_lists: list[list[int]]) -> list[list[int]]:
+    """For each list of siblings, its groups that :func:`unique_structures` cannot prove unique
+    (in list order; ops left out)."""
     n = h.n_ops
     lists = [[g for g in siblings if g >= n] for siblings in sibling_lists]
-    lists = [gids for gids in lists if gids]
-    if not lists:
-        return True
+    if not any(lists):
+        return [[] for _ in lists]
     parent = group_parents(h)
     level = group_levels(parent)
     op_parent = h.op_parent_array()
     main = np.flatnonzero(op_parent >= 0)
-    all_codes, n_types = _op_type_codes(h.slim)
+    all_codes, n_types = op_type_codes(h.slim)
     codes = all_codes[main]
     total = np.bincount(codes, minlength=n_types)
-    return all(_each_holds_most_of_a_type(gids, parent, level, op_parent[main] - n, codes, total, n, n_types)
-               for gids in lists)
+    return [[g for g, ok in zip(gids, _holds_most_of_a_type(gids, parent, level, op_parent[main] - n, codes,
+                                                             total, n, n_types)) if not ok] if gids else []
+            for gids in lists]
 
 
 _CODES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # SlimGraph -> (codes, count)
 
 
-def _op_type_codes(slim) -> tuple[np.ndarray, int]:
+def op_type_codes(slim) -> tuple[np.ndarray, int]:
     """Each op's op type as a number, and how many there are (numbered in C, once per SlimGraph:
     a first view's partial builds check twice a round)."""
     found = _CODES.get(slim)
@@ -68,14 +78,22 @@ def _op_type_codes(slim) -> tuple[np.ndarray, int]:
     return found
 
 
-def _each_holds_most_of_a_type(gids, parent, level, op_group, codes, total, n, n_types) -> bool:
-    """``gids``: sibling groups; ``op_group``: each main op's group (index), ``codes`` its op type."""
-    under = np.full(len(parent), -1, dtype=np.int64)  # each group's position in ``gids``, or its ancestor's
+def owners(gids, parent: np.ndarray, level: np.ndarray, n: int) -> np.ndarray:
+    """Each group's position in ``gids`` (groups no two of which nest), or its ancestor's; -1
+    for a group in none of their subtrees. ``parent``/``level``: ``tree.group_parents`` and
+    ``tree.group_levels``."""
+    under = np.full(len(parent), -1, dtype=np.int64)
     under[np.asarray(gids, dtype=np.int64) - n] = np.arange(len(gids))
     for depth in range(1, int(level.max()) + 1):  # parents before children: one pass per level
         at = np.flatnonzero((level == depth) & (under < 0))
         under[at] = under[parent[at]]
-    owner = under[op_group]
+    return under
+
+
+def _holds_most_of_a_type(gids, parent, level, op_group, codes, total, n, n_types) -> np.ndarray:
+    """For sibling groups ``gids``, whether each holds more than half of the ops of one op type;
+    ``op_group``: each main op's group (index), ``codes`` its op type."""
+    owner = owners(gids, parent, level, n)[op_group]
     inside = owner >= 0
     keys = owner[inside] * n_types + codes[inside]
     if len(gids) * n_types <= 1 << 22:  # counted in place (no sort)
@@ -84,7 +102,7 @@ def _each_holds_most_of_a_type(gids, parent, level, op_group, codes, total, n, n
         counts = counts[keys]
     else:
         keys, counts = np.unique(keys, return_counts=True)
-    owners, types = np.divmod(keys, n_types)
+    owners_, types = np.divmod(keys, n_types)
     proven = np.zeros(len(gids), dtype=bool)
-    proven[owners[2 * counts > total[types]]] = True
-    return bool(proven.all())
+    proven[owners_[2 * counts > total[types]]] = True
+    return proven

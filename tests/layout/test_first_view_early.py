@@ -49,28 +49,45 @@ _KINDS = [("tf1_graph", {"__run_graph__"}), ("tf2_keras_trace", {"train_step"}),
 def test_the_partial_build_draws_the_whole_builds_first_view(real_logs, kind, early_tags):
     seen = set()
     for ref, graph_def in _graphs(real_logs.get(kind)):
-        slim = build_slim_graph(split_graph_def(graph_def.SerializeToString(), ref.tag))
-        whole = build_hierarchy(slim)
-        early = first_view_hierarchy(slim)
-        assert first_view_expanded(early) == first_view_expanded(whole)
-        assert json.dumps(_first_scene(early, ref), sort_keys=True) == json.dumps(_first_scene(whole, ref), sort_keys=True)
-        if early.grouped_only is None:  # the whole Hierarchy: the same groups as built from scratch
+        if _first_view_of_both(ref, graph_def):
+            seen.add(ref.tag)
+        else:
             assert ref.tag not in early_tags, f"{kind}:{ref.tag}: the first view waited for the whole build"
-            assert [(g.name, g.children, g.template) for g in early.groups] == \
-                [(g.name, g.children, g.template) for g in whole.groups]
-            continue
-        seen.add(ref.tag)
-        assert len(early.groups) <= len(whole.groups)  # the groups nobody sees were not regrouped
-        # MetaEdges only where the first view reads them, and there the whole build's
-        for g in early.groups:
-            edges = [(early.name_of(e.src), early.name_of(e.dst), e.size, sorted(e.base_edges))
-                     for e in early.metaedges(g.id)]
-            if g.name in early.grouped_only:
-                assert edges == [(whole.name_of(e.src), whole.name_of(e.dst), e.size, sorted(e.base_edges))
-                                 for e in whole.metaedges(whole.group_index[g.name])]
-            else:
-                assert edges == []
     assert early_tags <= seen
+
+
+def _first_view_of_both(ref, graph_def) -> bool:
+    """The first view drawn from ``first_view_hierarchy`` equals the whole build's; whether it
+    came from the partial build."""
+    slim = build_slim_graph(split_graph_def(graph_def.SerializeToString(), ref.tag))
+    whole = build_hierarchy(slim)
+    early = first_view_hierarchy(slim)
+    assert first_view_expanded(early) == first_view_expanded(whole)
+    assert json.dumps(_first_scene(early, ref), sort_keys=True) == json.dumps(_first_scene(whole, ref), sort_keys=True)
+    if early.grouped_only is None:  # the whole Hierarchy: the same groups as built from scratch
+        assert [(g.name, g.children, g.template) for g in early.groups] == \
+            [(g.name, g.children, g.template) for g in whole.groups]
+        return False
+    assert len(early.groups) <= len(whole.groups)  # the groups nobody sees were not regrouped
+    # MetaEdges only where the first view reads them, and there the whole build's
+    for g in early.groups:
+        edges = [(early.name_of(e.src), early.name_of(e.dst), e.size, sorted(e.base_edges))
+                 for e in early.metaedges(g.id)]
+        if g.name in early.grouped_only:
+            assert edges == [(whole.name_of(e.src), whole.name_of(e.dst), e.size, sorted(e.base_edges))
+                             for e in whole.metaedges(whole.group_index[g.name])]
+        else:
+            assert edges == []
+    return True
+
+
+def test_towers_that_are_exact_copies_are_drawn_from_the_partial_build(real_logs):
+    """A TF1 multi-tower graph: its towers share a template, which the partial build knows
+    without grouping them when they are exact copies (``hierarchy.copies``) and nothing before
+    the first tower may hold another template. The other runs fall back to the whole build, each
+    for its reason, and every first view is the whole build's."""
+    partial = {ref.run for ref, graph_def in _graphs(real_logs.get("tf1_towers")) if _first_view_of_both(ref, graph_def)}
+    assert partial == {"towers"}
 
 
 def test_children_of_one_structure_need_the_whole_build(real_logs):

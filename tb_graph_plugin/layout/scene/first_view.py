@@ -59,10 +59,12 @@ def first_view_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions] = 
     The groups the first view reads are grouped (``hierarchy.build_first_view_hierarchy``), the
     rest left as their scopes made them: the root first, then, round after round, the groups
     the choice above read in the last round, until it reads only grouped ones (a fixed point:
-    the same choice on the same children as on the whole Hierarchy). The whole Hierarchy when
+    the same choice on the same children as on the whole Hierarchy; a block series made among
+    grouped children is grouped: the 1M corpus graph's ``tower_[0-6]``). The whole Hierarchy when
     that takes more than ``max_rounds`` builds, or when a child of a read group may share its
-    structure with another group (``hierarchy.unique``: then its template id, a block series, or
-    the choice of a stack needs the whole build's templates).
+    structure with another group and is not an exact copy of a sibling whose template id is known
+    (``hierarchy.unique``, ``hierarchy.copies``: then its template id, a block series, or the
+    choice of a stack needs the whole build's templates).
 
     Post: a Hierarchy whose first view (:func:`first_view_expanded`, the scene drawn with it
     open) equals the whole Hierarchy's; a partial one (``grouped_only`` set) is for that view only.
@@ -75,7 +77,7 @@ def first_view_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions] = 
         read: list[int] = []
         _first_view_ids(h, read=read)
         names = {h.name_of(g) for g in read}
-        if names <= grouped:
+        if names <= h.grouped_only:  # block series made among grouped children are grouped too
             return h
         grouped |= names
     return build_hierarchy(slim, options)
