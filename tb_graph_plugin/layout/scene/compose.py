@@ -63,29 +63,20 @@ def group_layouts(h: Hierarchy, visible: set[int], o: SceneOptions, cache: Layou
                 below[a].add(g)
     out: dict[int, GroupLayout] = {}
     root = h.root.id
-
-    def get(gid: int) -> GroupLayout:
-        if gid in out:
-            return out[gid]
+    # Deepest first: a group's open children are laid out before it. (A loop, not a recursive
+    # closure: that closure's cell held ``h`` in a reference cycle, and a worker's ``gc.freeze``
+    # after the whole build then kept a first view's partial Hierarchy for good.)
+    for gid in sorted(visible, key=lambda g: -len(h.ancestors(g))):
         key = (gid, frozenset(below[gid]), o)
         got = cache.groups.get(key)
         if got is None:
-            sizes = {}
-            for c in h.group(gid).children:
-                if c in visible:
-                    gl = get(c)
-                    sizes[c] = (gl.width, gl.height)
-                else:
-                    sizes[c] = collapsed_size(h, c, o)
+            sizes = {c: (out[c].width, out[c].height) if c in visible else collapsed_size(h, c, o)
+                     for c in h.group(gid).children}
             t = time.perf_counter()
             got = layout_group(h, gid, sizes, o, is_root=(gid == root), cache=cache, fit_h=rooms.get(gid))
             got.seconds = time.perf_counter() - t
             cache.groups.put(key, got)
         out[gid] = got
-        return got
-
-    for g in sorted(visible, key=lambda g: -len(h.ancestors(g))):  # deepest first
-        get(g)
     return out
 
 
