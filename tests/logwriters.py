@@ -68,7 +68,7 @@ EXPECTED: dict[str, dict[str, dict[str, set[str]]]] = {
     "hf_llama_export": {"hf_llama_export": {RUN_GRAPH: {"__run_graph__"}}},
     "torch_node_data": {"torch_node_data": {RUN_GRAPH: {"__run_graph__"}}},
     "tf1_towers": {run: {RUN_GRAPH: {"__run_graph__"}} for run in ("towers", "towers_rewired", "towers_renamed",
-                                                                   "towers_preprocessed")},
+                                                                   "towers_preprocessed", "towers_deep")},
     "keras_diff_pair": {"base": {OP_GRAPH: {"forward"}}, "changed": {OP_GRAPH: {"forward"}}},
 }
 
@@ -852,14 +852,18 @@ def write_tf1_towers(outdir: Path, layers: int | None = None) -> Path:
     * ``towers_renamed``: the last two towers' first layer is ``hidden_b``, not ``hidden`` (two
       pairs of copies of one structure);
     * ``towers_preprocessed``: a ``preprocess`` scope before the towers, holding two scopes
-      ``left`` and ``right`` of one structure (a template numbered before the towers')."""
+      ``left`` and ``right`` of one structure (a template numbered before the towers');
+    * ``towers_deep``: exact copies whose insides the grouping phases regroup: 21 layers
+      ``block1_conv``, ``block1_bn``, ``block1_act`` .. ``block7_act`` (scopes inferred:
+      ``block1`` ..) and
+      ``add``, ``add_1`` .. ``add_5`` (an op series)."""
     _quiet_tf()
     import tensorflow as tf
 
     v1 = tf.compat.v1
     v1.disable_eager_execution()
     towers = layers or 4
-    for run_name in ("towers", "towers_rewired", "towers_renamed", "towers_preprocessed"):
+    for run_name in ("towers", "towers_rewired", "towers_renamed", "towers_preprocessed", "towers_deep"):
         run = fresh_run_dir(Path(outdir) / run_name)
         graph = tf.Graph()
         with graph.as_default():
@@ -882,7 +886,15 @@ def write_tf1_towers(outdir: Path, layers: int | None = None) -> Path:
                     with tf.name_scope("out"):
                         w2 = v1.Variable(v1.random_normal([8, 1], seed=k), name="weights")
                         into = x if run_name == "towers_rewired" and k == towers - 1 else h1
-                        outputs.append(tf.reduce_sum(tf.matmul(into, w2), name="sum"))
+                        y = tf.matmul(into, w2)
+                    if run_name == "towers_deep":
+                        for i in range(21):
+                            with tf.name_scope(f"block{i // 3 + 1}_{('conv', 'bn', 'act')[i % 3]}"):
+                                w = v1.Variable(tf.ones([1, 1]), name="weights")
+                                y = tf.nn.relu(tf.matmul(y, w), name="relu")
+                        for i in range(6):
+                            y = tf.add(y, 1.0, name=f"add_{i}" if i else "add")
+                    outputs.append(tf.reduce_sum(y, name="sum"))
             tf.add_n(outputs, name="total")
             v1.global_variables_initializer()
         writer = v1.summary.FileWriter(str(run))

@@ -4,11 +4,14 @@ The pipeline is the list :data:`PIPELINE`, in order (each step timed into ``h.ti
 a step whose condition does not hold is skipped and not timed):
 
 1. ``scopes.build_scopes``          MetaNodes from ``/`` scopes
+1b. ``replicate.find_copies``       large sibling groups that are exact copies: phases 2-3b run
+                                    in the first of each class only (``replicate_copies``)
 2. ``infer.infer_scopes``           missing levels from indices in names (Keras 3), unless
                                     ``infer_scopes`` is False
 2b. ``regions.infer_regions``       blocks cut from the children's dataflow (InceptionV3), idem
 3. ``series.detect_op_series``      stock op series ``add_[1-5]`` (``series_min_size`` > 0)
 3b. ``split.split_wide_groups``     groups > 1000 children -> ordered artificial sub-groups
+3c. ``replicate.replicate_copies``  the first copy's groups made again in the others
 4. ``metaedges.build_metaedges``    MetaEdges at the lowest common ancestor
 5. ``templates.hash_structures``   structural hash of every group (when templates or block
                                     series are on)
@@ -59,7 +62,7 @@ import gc
 from typing import Optional
 
 from tb_graph_plugin.graph.model import SlimGraph
-from tb_graph_plugin.hierarchy import infer, metaedges, regions, scopes, series, split, stats, templates
+from tb_graph_plugin.hierarchy import infer, metaedges, regions, replicate, scopes, series, split, stats, templates
 from tb_graph_plugin.hierarchy.details import node_details
 from tb_graph_plugin.hierarchy.model import (
     ROOT_NAME,
@@ -90,7 +93,17 @@ __all__ = [
 
 def build_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions] = None) -> Hierarchy:
     """Group a SlimGraph into MetaNodes, SeriesNodes and MetaEdges."""
-    return _without_gc(PIPELINE, _Build(Hierarchy(slim, options or HierarchyOptions()))).h
+    return _whole(_Build(Hierarchy(slim, options or HierarchyOptions())))
+
+
+def _whole(b: _Build, start_after: Optional[str] = None) -> Hierarchy:
+    """:data:`PIPELINE` on ``b`` (from after the step ``start_after``); built again from scratch
+    without replicating copies when a replicated name might differ (``replicate.NotReplicated``)."""
+    try:
+        return _without_gc(PIPELINE, b, start_after=start_after).h
+    except replicate.NotReplicated:
+        options = dataclasses.replace(b.h.options, replicate_copies=False)
+        return _without_gc(PIPELINE, _Build(Hierarchy(b.h.slim, options))).h
 
 
 def build_first_view_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions], shown) -> Hierarchy:
@@ -109,7 +122,7 @@ def build_first_view_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptio
         return h
     if b.not_unique_at == "unique_scopes":  # nothing but the scopes made: the whole build goes on from them
         h.grouped_only = None
-        return _without_gc(PIPELINE, b, start_after="scopes").h
+        return _whole(b, start_after="scopes")
     return build_hierarchy(slim, options)
 
 
@@ -135,6 +148,7 @@ class _Build:
     copy_of: Optional[dict] = None  # a partial build: each child group of a grouped group that is
     # an exact copy of a sibling -> the first of its copies (``copies.copy_classes``)
     copies_proven: Optional[list] = None  # the lists of sibling groups ``copy_of`` was proven for
+    replication: Optional[replicate.Replication] = None  # the whole build: the copies grouped once
 
 
 def _block_series(b: _Build) -> None:
@@ -167,12 +181,19 @@ def _inferring(b: _Build) -> bool:
     return b.h.options.infer_scopes is not False
 
 
+def _find_copies(b: _Build) -> None:
+    b.replication = replicate.find_copies(b.h)
+
+
 PIPELINE: Pipeline[_Build] = Pipeline("hierarchy", [
     Step("scopes", lambda b: scopes.build_scopes(b.h)),
+    Step("find_copies", _find_copies, when=lambda b: b.h.options.replicate_copies),
     Step("infer_scopes", lambda b: infer.infer_scopes(b.h), when=_inferring),
     Step("infer_regions", lambda b: regions.infer_regions(b.h), when=_inferring),
     Step("op_series", lambda b: series.detect_op_series(b.h), when=lambda b: b.h.options.series_min_size > 0),
     Step("split", lambda b: split.split_wide_groups(b.h)),
+    Step("replicate", lambda b: replicate.replicate_copies(b.h, b.replication),
+         when=lambda b: b.replication is not None and bool(b.replication.classes)),
     Step("metaedges", lambda b: metaedges.build_metaedges(b.h)),
     Step("templates", lambda b: templates.hash_structures(b.h),
          when=lambda b: b.h.options.templates or b.h.options.block_series_min_size > 0),

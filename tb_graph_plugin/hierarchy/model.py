@@ -88,6 +88,10 @@ class HierarchyOptions:
     ungrouped_series: frozenset[str] = frozenset()
     """Hierarchy names of SeriesNodes not to form (the stock "ungroup this series"): their
     members stay plain children of the parent. Op and block series alike."""
+    replicate_copies: bool = True
+    """Large sibling groups that are exact copies (a multi-tower graph's towers) are grouped once
+    and that grouping replicated into the others (``hierarchy.replicate``: the same tree);
+    False: the grouping phases run in each."""
     split_max_children: int = 1000  # hierarchy.split.DEFAULT_MAX_CHILDREN
     """Wide groups: a group with more children is cut into ordered artificial SplitNodes
     (``hierarchy.split``) so no single layout is huge."""
@@ -251,6 +255,9 @@ class Hierarchy:
         # The groups (by name) the grouping phases 2-3b run in; None: every group. A first view's
         # partial build (``hierarchy.build_first_view_hierarchy``) names the groups that view shows.
         self.grouped_only: Optional[frozenset[str]] = None
+        # Group ids the grouping phases leave alone: the copies whose grouping ``replicate`` copies
+        # from another's (set between its two steps of the whole build; empty otherwise).
+        self.not_regrouped: frozenset[int] = frozenset()
 
     @property
     def op_parent(self) -> list[int]:
@@ -273,7 +280,7 @@ class Hierarchy:
 
     def regroups(self, g: "MetaNode") -> bool:
         """Whether the grouping phases (inferred scopes, regions, op series, splits) run in ``g``."""
-        return self.grouped_only is None or g.name in self.grouped_only
+        return (self.grouped_only is None or g.name in self.grouped_only) and g.id not in self.not_regrouped
 
     def grouped_ids(self) -> list[int]:
         """The ids of the groups named in ``grouped_only`` that exist (a first view's partial build)."""
