@@ -112,7 +112,7 @@ def find_copies(h: Hierarchy) -> Replication:
 def replicate_copies(h: Hierarchy, found: Replication) -> None:
     """Make each class's others grouped as its first copy is (module docstring, 3c)."""
     n = h.n_ops
-    op_parent = np.array(h.op_parent, dtype=np.int64)
+    op_parent = h.op_parent
     for first, others, ops in found.classes:
         subtree = _subtree(h, first)
         made = [g for g in sorted(subtree) if g - n >= found.scope_groups]
@@ -130,7 +130,7 @@ def replicate_copies(h: Hierarchy, found: Replication) -> None:
         places = position[flat[is_op]]  # each op child's place among the first copy's ops
         for other in others:
             _replicate(h, first, other, subtree, made, (lengths, flat, is_op, places), ops[other], op_parent)
-    h.op_parent = op_parent.tolist()
+    h.op_parent = op_parent  # changed in place: the array made from it is stale
     h.not_regrouped = frozenset()
     h.child_edges = None  # placed on the tree before the copies were regrouped
 
@@ -156,10 +156,10 @@ def _split_from(h: Hierarchy, gid: int) -> int:
 
 
 def _replicate(h: Hierarchy, first: int, other: int, subtree: list[int], made: list[int], children: tuple,
-               other_ops: np.ndarray, op_parent: np.ndarray) -> None:
+               other_ops: np.ndarray, op_parent: list) -> None:
     """``other`` grouped as ``first``: its scope groups found by name, the made groups made;
     ``children``: the first copy's subtree's children lists flattened (lengths, ids, which are
-    ops, and each op's place among its ops); ``op_parent`` is updated."""
+    ops, and each op's place among its ops); ``op_parent`` (``h.op_parent``) is updated."""
     n, groups, index = h.n_ops, h.groups, h.group_index
     cut, prefix = len(h.name_of(first)), h.name_of(other)
     image: dict[int, int] = {first: other}
@@ -191,7 +191,9 @@ def _replicate(h: Hierarchy, first: int, other: int, subtree: list[int], made: l
     holder = np.repeat(twins, lengths)  # each child's new holder
     mapped = flat.copy()
     mapped[is_op] = other_ops[places]
-    op_parent[mapped[is_op]] = holder[is_op]
+    one = {gid: gid for gid in twins.tolist()}  # one int object per holder, as the phases share
+    for op, gid in zip(mapped[is_op].tolist(), holder[is_op].tolist()):
+        op_parent[op] = one[gid]
     kids = np.flatnonzero(~is_op)
     mapped[kids] = np.fromiter(map(image.__getitem__, flat[kids].tolist()), dtype=np.int64, count=len(kids))
     for c, p in zip(mapped[kids].tolist(), holder[kids].tolist()):
