@@ -6,9 +6,10 @@ training step). The grouping phases 2-3b (inferred scopes, regions, op series, s
 a group's own subtree (``copies``: why exact copies are grouped alike), so they need to run in
 one copy of each class only:
 
-1b. :func:`find_copies` (after the scopes): large sibling groups that are exact copies
-    (``copies.prove_copies``) are found, top-down, and the subtrees of all but the first of
-    each class are left out of phases 2-3b (``h.not_regrouped``);
+1b. :func:`find_copies` (after the scopes): large sibling groups of equal op counts that are
+    exact copies (``copies.prove_copies``, one proof per parent, at most :data:`MAX_PROOFS`)
+    are found, top-down, and the subtrees of all but the first of each class are left out of
+    phases 2-3b (``h.not_regrouped``);
 3c. :func:`replicate_copies` (after them): the groups the phases made in each first copy are
     made again in the others, in the order of their ids there (so their relative order, which
     the later phases read, is the same), with its name after the copy's own name, and the
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections import Counter
 from itertools import chain
 
 import numpy as np
@@ -41,11 +43,15 @@ from tb_graph_plugin.hierarchy.model import Hierarchy, SeriesNode
 from tb_graph_plugin.hierarchy.split import SplitNode
 from tb_graph_plugin.hierarchy.tree import group_levels, group_parents
 
-__all__ = ["Replication", "find_copies", "replicate_copies", "NotReplicated", "MIN_COPY_OPS"]
+__all__ = ["Replication", "find_copies", "replicate_copies", "NotReplicated", "MIN_COPY_OPS", "MAX_PROOFS"]
 
 MIN_COPY_OPS = 2000
 """A group is looked at for copies when it holds at least this many main ops, and at least 1% of
 them all: each proof reads every main op, so it is made for few, large groups."""
+
+
+MAX_PROOFS = 16
+"""At most this many groups' children are proven (each proof reads every main op once)."""
 
 
 class NotReplicated(Exception):
@@ -77,26 +83,24 @@ def find_copies(h: Hierarchy) -> Replication:
         np.add.at(held, parent[at], held[at])
     big = held >= max(MIN_COPY_OPS, int(held[0]) // 100)
     skipped: set[int] = set()
-    stack = [0]
+    stack, proofs = [0], MAX_PROOFS
     while stack:
         g = groups[stack.pop()]
         large = [c for c in g.children if c >= n and big[c - n]]
-        if not large:
-            continue
-        by_size: dict[int, list[int]] = {}
+        sizes = Counter(int(held[c - n]) for c in large)
+        alike = [c for c in large if sizes[int(held[c - n])] > 1]  # copies hold as many ops
+        proof = None
+        if alike and proofs:
+            proofs -= 1
+            proof = prove_copies(h, alike)
         for c in large:
-            by_size.setdefault(int(held[c - n]), []).append(c)
-        for same_size in by_size.values():
-            proof = prove_copies(h, same_size) if len(same_size) > 1 else None
-            for c in same_size:
-                first = proof.first[c] if proof is not None else c
-                if first != c:
-                    skipped.add(c)
-                elif proof is not None and len(proof.members[c]) > 1:
-                    found.classes.append((c, proof.members[c][1:], proof.ops))
-                    stack.append(c - n)
-                else:
-                    stack.append(c - n)
+            first = proof.first.get(c, c) if proof is not None else c
+            if first != c:
+                skipped.add(c)
+                continue
+            if proof is not None and len(proof.members.get(c, ())) > 1:
+                found.classes.append((c, proof.members[c][1:], proof.ops))
+            stack.append(c - n)
     if not found.classes:
         return found
     under = np.zeros(len(groups), dtype=bool)
