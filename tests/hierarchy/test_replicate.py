@@ -64,10 +64,16 @@ def test_the_replicated_tree_is_the_one_every_copy_grouped_gives(real_logs, smal
         assert splits and all(label.startswith("tower_3 [") for label in splits), splits
 
 
-def test_small_copies_are_left_to_the_phases(real_logs):
-    """Below ``MIN_COPY_OPS`` (and 1% of the graph) nothing is replicated: a proof reads every op."""
-    h = build_hierarchy(_slim(real_logs.get("tf1_towers"), "towers_deep"))
+def test_small_copies_are_left_to_the_phases(real_logs, monkeypatch):
+    """Below ``MIN_COPY_OPS`` (and 1% of the graph) nothing is replicated, nor past ``MAX_PROOFS``
+    proofs: a proof reads every op."""
+    slim = _slim(real_logs.get("tf1_towers"), "towers_deep")
+    h = build_hierarchy(slim)
     assert "find_copies" in h.timings and "replicate" not in h.timings
+    monkeypatch.setattr(replicate, "MIN_COPY_OPS", 1)
+    assert "replicate" in build_hierarchy(slim).timings
+    monkeypatch.setattr(replicate, "MAX_PROOFS", 0)
+    assert "replicate" not in build_hierarchy(slim).timings
 
 
 def test_a_name_taken_in_a_copy_builds_every_copy(real_logs, small_copies, monkeypatch):
