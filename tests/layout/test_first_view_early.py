@@ -167,3 +167,20 @@ def test_the_partial_build_is_freed_with_its_scene(real_logs):
     finally:
         if was_enabled:
             gc.enable()
+
+
+def test_the_worker_answers_the_towers_first_view_from_the_partial_build(real_logs):
+    """Through TensorBoard: a multi-tower graph's first ``/scene`` comes from the partial build,
+    its towers drawn as one template; opening a tower then draws its inside from the whole build."""
+    app = TbApp(real_logs.get("tf1_towers"))
+    try:
+        ref = {"run": "towers_deep", "tag": "__run_graph__"}
+        first = app.json(OURS + "/scene", wait="60", **ref)
+        assert "first_view_hierarchy" in first["stats"]["timings"] and "hierarchy" not in first["stats"]["timings"]
+        towers = {n["name"]: n["template"] for n in first["nodes"] if n["name"].startswith("tower_") and "/" not in n["name"]}
+        assert towers == {"tower_[0-3]": None, **{f"tower_{k}": "T0" for k in range(4)}}, towers
+        opened = app.json(OURS + "/scene", wait="60", expanded=json.dumps([*first["expanded"], "tower_2"]), **ref)
+        inside = {n["name"] for n in opened["nodes"] if n["parent"] == "tower_2"}
+        assert {"tower_2/hidden", "tower_2/add_[0-5]"} <= inside, sorted(inside)
+    finally:
+        app.ours.pool.close()
