@@ -2,7 +2,8 @@
 
 Usage::
 
-    python -m bench.bench_hierarchy [--layers 9 48 128] [--repeat 5] [--corpus DIR]
+    python -m bench.bench_hierarchy [--layers 9 48 128] [--repeat 5] [--corpus DIR] [--runs DIR ...]
+                                    [--every-copy]
 
 For each depth, the training-step trace written by ``python -m bench.corpus
 keras_transformer_train_step_trace DIR --layers N`` (~10k, ~53k, ~140k ops) is read once
@@ -16,7 +17,9 @@ machine). ``1st view s``: the median of ``first_view.first_view_hierarchy`` on t
 first view needs the whole Hierarchy. Printed: ops/second, ``us/op`` (build time per op: flat when the cost grows
 linearly), per-phase medians (``--phases``), the peak Python heap of one extra build under
 ``tracemalloc`` (plus the process max RSS). Missing corpus entries are written first, each
-in its own process.
+in its own process. ``--runs`` adds run directories read the same way (the 1M-op towers:
+``bench/_out/corpus/keras_transformer_towers``); ``--every-copy`` builds with
+``HierarchyOptions(replicate_copies=False)`` (exact copies each grouped, ``hierarchy.replicate``).
 """
 
 from __future__ import annotations
@@ -43,12 +46,15 @@ def _ensure(corpus: Path, layers: int) -> Path:
     return run
 
 
+OPTIONS: dict = {}  # HierarchyOptions fields (``--every-copy``)
+
+
 def _build(graph_def):
     from tb_graph_plugin.graph import build_slim_graph
-    from tb_graph_plugin.hierarchy import build_hierarchy
+    from tb_graph_plugin.hierarchy import HierarchyOptions, build_hierarchy
 
     slim = build_slim_graph(graph_def)
-    return build_hierarchy(slim)
+    return build_hierarchy(slim, HierarchyOptions(**OPTIONS))
 
 
 def bench_one(run: Path, repeat: int) -> dict:
@@ -101,19 +107,23 @@ def bench_one(run: Path, repeat: int) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--layers", type=int, nargs="+", default=[9, 48, 128])
+    parser.add_argument("--layers", type=int, nargs="*", default=[9, 48, 128])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--corpus", type=Path, default=REPO / "bench" / "_out" / "corpus")
     parser.add_argument("--phases", action="store_true", help="print per-phase medians")
+    parser.add_argument("--runs", type=Path, nargs="*", default=[], help="more run directories")
+    parser.add_argument("--every-copy", action="store_true", help="group each exact copy (no replication)")
     args = parser.parse_args(argv)
+    if args.every_copy:
+        OPTIONS["replicate_copies"] = False
     from tensorboard.compat import tf  # import TF (event-file reading) before any timed read
 
     getattr(tf, "__version__", None)
     print(f"{'run':42s} {'ops':>7s} {'read s':>7s} {'parse s':>7s} {'build s':>8s} {'min s':>7s} "
           f"{'cpu s':>7s} {'ops/s':>8s} {'us/op':>6s} {'heap MB':>8s} {'groups':>7s} {'series':>6s} "
           f"{'tmpls':>6s} {'1st view s':>10s}")
-    for layers in args.layers:
-        r = bench_one(_ensure(args.corpus, layers), args.repeat)
+    for run in [*(_ensure(args.corpus, layers) for layers in args.layers), *args.runs]:
+        r = bench_one(run, args.repeat)
         print(f"{r['run']:42s} {r['ops']:7d} {r['read_s']:7.3f} {r['parse_s']:7.3f} {r['median_s']:8.3f} "
               f"{r['min_s']:7.3f} {r['cpu_s']:7.3f} {r['ops_per_s']:8.0f} {r['us_per_op']:6.2f} "
               f"{r['peak_heap_mb']:8.1f} {r['groups']:7d} {r['series']:6d} {r['templates']:6d} "
