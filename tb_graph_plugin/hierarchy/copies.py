@@ -5,7 +5,8 @@ graph repeats its model under ``tower_0/``, ``tower_1/``, ...; the 1M-op corpus 
 such towers and nothing else. A first view that shows them (the series ``tower_[0-6]``, opened)
 needs their template ids and the block series they make, which ``templates`` reads from each
 tower's whole subtree, grouped. This module proves, without grouping any subtree, that two
-towers are grouped alike and hash alike:
+towers are grouped alike and hash alike (``replicate`` uses the same proof to group one copy of
+each class only, in the whole build):
 
 Two sibling scope groups ``A`` and ``B`` are **exact copies** when, listing the main ops under
 each in op id (GraphDef) order, the ``k``-th ops have the same op type and the same name after
