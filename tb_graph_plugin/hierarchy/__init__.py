@@ -152,7 +152,6 @@ class _Build:
 
 
 def _block_series(b: _Build) -> None:
-    b.h.metaedge_table = None  # the templates' read of the metaedges; series re-route some
     b.new_series = series.detect_block_series(b.h)
 
 
@@ -233,7 +232,6 @@ def _copy_series(b: _Build) -> None:
             if c >= n:
                 first = b.copy_of.get(c)
                 h.groups[c - n].structure_hash = hash(("copies", first) if first is not None else ("unique", c))
-    h.metaedge_table = None
     made = series.detect_block_series(h, only=grouped)
     if made and any(unproven(h, [[s.id for s in made]])):
         b.not_unique_at = "copy_series"

@@ -113,7 +113,9 @@ def prove_copies(h: Hierarchy, gids: list[int]) -> Optional[CopyProof]:
     own_ops = {gid: ops[starts[k]:starts[k + 1]] for k, gid in enumerate(gids)}
     # The classes are a function of the SlimGraph, each group's name and its ops: a first view's
     # partial build and the whole build after it prove the same towers (the names ~0.12 s at 1M).
-    key = (tuple(h.group(g).name for g in gids), hashlib.blake2b(ops.tobytes() + counts.tobytes()).digest())
+    digest = hashlib.blake2b(ops)
+    digest.update(counts)
+    key = (tuple(h.group(g).name for g in gids), digest.digest())
     known = _PROVEN.setdefault(slim, {}).get(key)
     if known is not None:
         for k, rep in enumerate(known):

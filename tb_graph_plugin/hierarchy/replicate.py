@@ -42,6 +42,7 @@ from tb_graph_plugin.hierarchy.copies import prove_copies
 from tb_graph_plugin.hierarchy.model import Hierarchy, SeriesNode
 from tb_graph_plugin.hierarchy.split import SplitNode
 from tb_graph_plugin.hierarchy.tree import group_levels, group_parents
+from tb_graph_plugin.hierarchy.unique import owners
 
 __all__ = ["Replication", "find_copies", "replicate_copies", "NotReplicated", "MIN_COPY_OPS", "MAX_PROOFS"]
 
@@ -72,7 +73,7 @@ def find_copies(h: Hierarchy) -> Replication:
     ``h.not_regrouped`` to the group ids under all but the first of each."""
     n, groups = h.n_ops, h.groups
     found = Replication([], len(groups))
-    if h.options.ungrouped_series or len(groups) < 3:
+    if h.options.ungrouped_series:
         return found
     parent = group_parents(h)
     level = group_levels(parent)
@@ -103,12 +104,8 @@ def find_copies(h: Hierarchy) -> Replication:
             stack.append(c - n)
     if not found.classes:
         return found
-    under = np.zeros(len(groups), dtype=bool)
-    under[np.fromiter(skipped, dtype=np.int64, count=len(skipped)) - n] = True
-    for depth in range(1, int(level.max()) + 1):  # parents first
-        at = np.flatnonzero(level == depth)
-        under[at] |= under[parent[at]]
-    h.not_regrouped = frozenset((np.flatnonzero(under) + n).tolist())
+    under = owners(sorted(skipped), parent, level, n)  # each group's skipped ancestor, or -1
+    h.not_regrouped = frozenset((np.flatnonzero(under >= 0) + n).tolist())
     found.classes.sort(key=lambda c: -int(level[c[0] - n]))  # deepest first: inner copies are whole first
     return found
 

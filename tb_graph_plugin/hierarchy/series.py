@@ -210,6 +210,7 @@ def detect_block_series(h: Hierarchy, only: Optional[list[int]] = None) -> list:
     min_size = h.options.block_series_min_size
     if min_size <= 0:
         return []
+    h.metaedge_table = None  # the templates' read of the metaedges: the series re-route some
     n = h.n_ops
     ungrouped = h.options.ungrouped_series
     made: list = []
