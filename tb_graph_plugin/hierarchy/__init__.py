@@ -119,7 +119,8 @@ def build_first_view_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptio
     h.grouped_only = frozenset(shown)
     b = _without_gc(FIRST_VIEW_PIPELINE, _Build(h))
     if _proven(b):
-        return h
+        return h  # its scope tree is left for the whole build after it (``scopes.build_scopes``)
+    scopes.forget_left(slim)
     if b.not_unique_at == "unique_scopes":  # nothing but the scopes made: the whole build goes on from them
         h.grouped_only = None
         return _whole(b, start_after="scopes")

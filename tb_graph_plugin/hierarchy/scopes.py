@@ -19,7 +19,8 @@ scopes deep, else ``ScopesTooDeep`` is raised (naming the first op in a scope to
 Cost: no pass over names per op: a Python step per distinct scope (its parent from one
 ``rpartition``) and per group made (its ``MetaNode``), then numpy passes over the MAIN ops (their
 group from their scope's code; every group's children by one ``lexsort`` on (holder, first op
-below)).
+below)). A first view's partial build leaves the first part (the
+tree of scope names, ``_ScopeTree``) for the whole build of the same SlimGraph after it.
 
 The depth limit: the later phases and the layout walk the tree by recursion, one or two Python
 frames per level (Python's default limit is 1000 frames); a name of 1,000 scopes, which only a
@@ -29,7 +30,9 @@ hostile file writes (real models nest 5-30), ended in ``RecursionError``.
 from __future__ import annotations
 
 import re
+import weakref
 from itertools import compress, repeat
+from typing import NamedTuple
 
 import numpy as np
 
@@ -88,38 +91,18 @@ def build_scopes(h: Hierarchy) -> None:
             k = next(k for k, d in enumerate(depths) if d >= MAX_SCOPE_DEPTH)
             raise ScopesTooDeep(slim.names[op_scopes.first_op[k]], depths[k] + 1)
     root = add_group(h, ROOT_NAME, ROOT_NAME, -1)
-    # 1. The tree: each scope and its ancestors not yet made, top-down, scopes in the order of
-    # their first op (group ids as a walk of the ops in GraphDef order makes them); a group's
-    # ``firsts`` entry is the first op below it, where it goes among its parent's children.
-    # Groups are indexed by name as they are made, "" standing for the root meanwhile and the
-    # root's own name for no group (a scope named like it takes the name, as ``add_group`` does).
-    scope_names = op_scopes.names
+    # 1. The tree: each scope and its ancestors, top-down (``_scope_tree``), or the one a first
+    # view's partial build of this SlimGraph left for the whole build after it.
     group_of = h.group_index
-    group_of[ROOT_NAME] = None
-    group_of[""] = root.id
-    known = group_of.get
-    scope_group = []  # per scope code
-    names, labels, parents, firsts = [], [], [], []  # per group made here, ids root.id + 1 ...
-
-    def made(scope: str, first: int) -> int:
-        """Make ``scope``'s group and its ancestors not made yet, top-down; return its id."""
-        missing = [scope]
-        while (gid := known(missing[-1].rpartition("/")[0])) is None:
-            missing.append(missing[-1].rpartition("/")[0])
-        for name in reversed(missing):
-            names.append(name)
-            labels.append(name.rpartition("/")[2])
-            parents.append(gid)
-            firsts.append(first)
-            gid = group_of[name] = root.id + len(names)
-        return gid
-
-    for scope, first in zip(scope_names, op_scopes.first_op.tolist()):
-        gid = known(scope)
-        scope_group.append(made(scope, first) if gid is None else gid)
-    del group_of[""]
-    if group_of[ROOT_NAME] is None:
-        group_of[ROOT_NAME] = root.id
+    tree = _LEFT.pop(h.slim, None)
+    if tree is None:
+        tree = _scope_tree(op_scopes.names, op_scopes.first_op.tolist(), root.id, group_of)
+    else:
+        group_of.update(zip(tree.names, range(root.id + 1, root.id + 1 + len(tree.names))))
+        group_of.setdefault(ROOT_NAME, root.id)
+    if h.grouped_only is not None:
+        _LEFT[h.slim] = tree
+    scope_group, names, labels, parents, firsts = tree
     # 2. Every group's children: its ops and subgroups by the first op below each (GraphDef order)
     of_op = op_scopes.of_op
     main_ids = np.flatnonzero(of_op >= 0)
@@ -137,9 +120,64 @@ def build_scopes(h: Hierarchy) -> None:
     for k in np.flatnonzero(parent_ids == root.id).tolist():
         if names[k].startswith(FUNCTION_LIBRARY_PREFIX):  # a library function's group
             groups[k].function = fn = names[k][len(FUNCTION_LIBRARY_PREFIX):]
-            groups[k].label = labels[k] = function_label(fn)
+            groups[k].label = function_label(fn)
     if "()" in "\0".join(labels):  # a PyTorch function call's scope, maybe
         for k in compress(range(len(names)), map(str.__contains__, labels, repeat("()"))):
             if _FUNCTION_CALL.match(labels[k]):
                 groups[k].inferred = "source"
     h.groups.extend(groups)
+
+
+class _ScopeTree(NamedTuple):
+    """The groups :func:`build_scopes` makes, before their MetaNodes: per scope code its group,
+    and per group made (ids ``root + 1 ...``) its name, label, parent and first op below it."""
+
+    scope_group: list
+    names: list
+    labels: list
+    parents: list
+    firsts: list
+
+
+_LEFT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+"""SlimGraph -> the :class:`_ScopeTree` a first view's partial build made (``h.grouped_only``
+set), taken by the next build of that SlimGraph: the whole one, after it (~0.1 s at 1M ops)."""
+
+
+def forget_left(slim) -> None:
+    """Drop the scope tree a partial build of ``slim`` left (it became or led to the whole build)."""
+    _LEFT.pop(slim, None)
+
+
+def _scope_tree(scope_names: list, first_ops: list, root: int, group_of: dict) -> _ScopeTree:
+    """Each scope and its ancestors not yet made, top-down, scopes in the order of their first op
+    (group ids as a walk of the ops in GraphDef order makes them); a group's ``firsts`` entry is
+    the first op below it, where it goes among its parent's children. Groups are indexed by name
+    in ``group_of`` as they are made, "" standing for the root meanwhile and the root's own name
+    for no group (a scope named like it takes the name, as ``add_group`` does)."""
+    group_of[ROOT_NAME] = None
+    group_of[""] = root
+    known = group_of.get
+    scope_group = []  # per scope code
+    names, labels, parents, firsts = [], [], [], []  # per group made here, ids root + 1 ...
+
+    def made(scope: str, first: int) -> int:
+        """Make ``scope``'s group and its ancestors not made yet, top-down; return its id."""
+        missing = [scope]
+        while (gid := known(missing[-1].rpartition("/")[0])) is None:
+            missing.append(missing[-1].rpartition("/")[0])
+        for name in reversed(missing):
+            names.append(name)
+            labels.append(name.rpartition("/")[2])
+            parents.append(gid)
+            firsts.append(first)
+            gid = group_of[name] = root + len(names)
+        return gid
+
+    for scope, first in zip(scope_names, first_ops):
+        gid = known(scope)
+        scope_group.append(made(scope, first) if gid is None else gid)
+    del group_of[""]
+    if group_of[ROOT_NAME] is None:
+        group_of[ROOT_NAME] = root
+    return _ScopeTree(scope_group, names, labels, parents, firsts)

@@ -68,6 +68,8 @@ def _first_view_of_both(ref, graph_def) -> bool:
         assert [(g.name, g.children, g.template) for g in early.groups] == \
             [(g.name, g.children, g.template) for g in whole.groups]
         return False
+    # the whole build after it starts from the scope tree it left: the same Hierarchy
+    assert _tree(build_hierarchy(slim)) == _tree(whole)
     assert len(early.groups) <= len(whole.groups)  # the groups nobody sees were not regrouped
     # MetaEdges only where the first view reads them, and there the whole build's
     for g in early.groups:
@@ -79,6 +81,11 @@ def _first_view_of_both(ref, graph_def) -> bool:
         else:
             assert edges == []
     return True
+
+
+def _tree(h) -> list:
+    return [(type(g).__name__, g.name, g.label, g.parent, g.children, g.template, g.cardinality,
+             [(e.src, e.dst, e.size, sorted(e.base_edges)) for e in g.metaedges]) for g in h.groups]
 
 
 def test_towers_that_are_exact_copies_are_drawn_from_the_partial_build(real_logs):
