@@ -95,8 +95,9 @@ class EmbeddingRole(enum.IntEnum):
 
 
 # How a group that is no ``/`` scope was found: "name" from layer-name indices, "dataflow" as a
-# region of the dataflow between two cut points; "" for scopes and ops.
-Inferred = Literal["", "name", "dataflow", "source"]
+# region of the dataflow between two cut points, "source" a PyTorch function call's ops,
+# "library" the top level's library functions gathered; "" for scopes and ops.
+Inferred = Literal["", "name", "dataflow", "source", "library"]
 
 OMIT_NONE = {"omit_none": True}  # field metadata: leave the field out of the JSON when None
 
@@ -182,7 +183,8 @@ class SceneNode:
     of: Optional[str] = None  # for embeddings, bridges, stubs: the node they stand beside / for
     artificial: bool = False  # a group made by splitting a wide group (``adam [1-1000]``), not a scope
     inferred: Inferred = ""  # "name": recovered from layer-name indices; "dataflow": a region of the dataflow;
-    # "source": ops a PyTorch module computes through one function call (``create_causal_mask()``)
+    # "source": ops a PyTorch module computes through one function call (``create_causal_mask()``);
+    # "library": the top level's library functions, gathered (``ƒ library``)
 
 
 @dataclasses.dataclass

@@ -142,7 +142,8 @@ class MetaNode:
     level: int = 0  # distance from the root: top-level groups have level 1
     template: Optional[str] = None  # shared template id; None if structure is unique
     structure_hash: int = 0  # raw structural hash (equal hash -> same template)
-    inferred: str = ""  # "name" (from name tokens) or "dataflow" (a region of the children's DAG)
+    inferred: str = ""  # "name" (from name tokens), "dataflow" (a region of the children's DAG),
+    # "source" (a PyTorch function call's ops), "library" (the top level's library functions)
     function: Optional[str] = None  # library function name for __function_library__ groups
     has_non_control_edges: bool = False
     compute_time_us: Optional[float] = None  # from a profile join

@@ -5,7 +5,13 @@ create metanodes 'a' and 'a/b'"). Function library nodes
 (``__function_library__<fn>/...``) land in a group whose ``function`` is ``<fn>``, labelled
 ``ƒ <fn>`` without TensorFlow's ``__inference_`` prefix (``ƒ _conv_xla_2572``, ``ƒ
 rnn_while_body_72``): the group name's common ``__function_library__`` head made every such label
-read the same once cut to its box.
+read the same once cut to its box. When the top level holds ``LIBRARY_MIN_FUNCTIONS`` or more of
+them (a Keras 3 training step traced on its first call: a forward and a backward ``_conv_xla``
+function per grouped convolution, 36 for ConvNeXtTiny), they go into one group ``__function_library__``
+labelled ``ƒ library`` (``inferred`` "library"), where the first of them was: definitions, not part
+of the flow, as the stock dashboard draws them in a box of their own beside the root's graph
+([TB-SRC] ``render.ts``, ``libraryFunctionsExtract``); 36 boxes in rows pushed the model off the
+first view.
 
 Pre-condition: a SlimGraph whose names are normalized (no op name is also a scope) and whose
 ``op_scopes`` number each MAIN op's scope (``graph.names.index_scopes``).
@@ -13,7 +19,7 @@ Post-condition: group 0 is the root ``__root__``; every MAIN op is in exactly on
 ``children`` and ``h.op_parent`` names that group; embedding ops are in no ``children``
 list; children keep GraphDef order (a subgroup where the first op below it is); group ids in
 the order a walk of the MAIN ops in GraphDef order first needs each scope, ancestors first;
-``h.group_index`` maps every group name to its id; no group is more than ``MAX_SCOPE_DEPTH``
+``h.group_index`` maps every group name to its id (but the library group's, made last); no group is more than ``MAX_SCOPE_DEPTH``
 scopes deep, else ``ScopesTooDeep`` is raised (naming the first op in a scope too deep).
 
 Cost: no pass over names per op: a Python step per distinct scope (its parent from one
@@ -126,6 +132,29 @@ def build_scopes(h: Hierarchy) -> None:
             if _FUNCTION_CALL.match(labels[k]):
                 groups[k].inferred = "source"
     h.groups.extend(groups)
+    _gather_library(h)
+
+
+LIBRARY_NAME = "__function_library__"
+LIBRARY_LABEL = "ƒ library"
+LIBRARY_MIN_FUNCTIONS = 5
+"""The top level holds at least this many library functions: they are gathered in one group."""
+
+
+def _gather_library(h: Hierarchy) -> None:
+    """The root's library function groups, when ``LIBRARY_MIN_FUNCTIONS`` or more, into one
+    group ``LIBRARY_NAME`` in the place of the first of them (module docstring)."""
+    root, n = h.root, h.n_ops
+    functions = [c for c in root.children if c >= n and h.groups[c - n].function is not None]
+    if len(functions) < LIBRARY_MIN_FUNCTIONS or LIBRARY_NAME in h.group_index:
+        return
+    library = add_group(h, LIBRARY_NAME, LIBRARY_LABEL, root.id, inferred="library")
+    library.children = functions
+    for c in functions:
+        h.groups[c - n].parent = library.id
+    gathered = set(functions)
+    first = root.children.index(functions[0])
+    root.children = root.children[:first] + [library.id] + [c for c in root.children[first:] if c not in gathered]
 
 
 class _ScopeTree(NamedTuple):

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from tb_graph_plugin import wire
 from tb_graph_plugin.cli import load_graph_def
 from tb_graph_plugin.graph import build_slim_graph
 from tb_graph_plugin.hierarchy import build_hierarchy
+from tb_graph_plugin.layout.scene import LayoutCache, build_scene
 from tb_graph_plugin.layout.scene.first_view import first_view_expanded
 from tests.tb_app import OURS, TbApp
 
@@ -72,21 +74,26 @@ from tests import logwriters as lw
 keras.utils.set_random_seed(0)
 image = keras.Input((8, 8, 4), name="image")
 x = image
-for i in range(4):  # grouped convs: Keras 3 runs each as an XLA-compiled library function (ConvNeXt's)
+for i in range(int(sys.argv[2])):  # grouped convs: Keras 3 runs each as an XLA-compiled library function (ConvNeXt's)
     x = keras.layers.Conv2D(4, 3, padding="same", groups=2, name=f"grouped_{i}")(x)
 lw._trace_forward(Path(sys.argv[1]), keras.Model(image, x, name="grouped"), np.random.rand(1, 8, 8, 4).astype("float32"))
 """
+
+
+def _grouped_convs(tmp_path, layers: int):
+    """The Hierarchy of a Keras 3 trace of ``layers`` grouped convolutions (a library function each)."""
+    run = tmp_path / "grouped"
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow")
+    subprocess.run([sys.executable, "-c", _GROUPED_CONVS, str(run), str(layers)], cwd=Path(__file__).resolve().parents[2],
+                   env=env, check=True, timeout=300, capture_output=True)
+    return build_hierarchy(build_slim_graph(load_graph_def(str(tmp_path))))
 
 
 def test_regression_library_functions_do_not_keep_a_keras_trace_closed(tmp_path):
     """ConvNeXtTiny's trace showed one closed ``convnext_tiny_1`` among its 18 ``_conv_xla``
     library functions: they counted as top-level children (too many to open) and as ops (the
     model under 60%). Written with the real Keras 3 API; the functions are still drawn."""
-    run = tmp_path / "grouped"
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow")
-    subprocess.run([sys.executable, "-c", _GROUPED_CONVS, str(run)], cwd=Path(__file__).resolve().parents[2],
-                   env=env, check=True, timeout=300, capture_output=True)
-    h = build_hierarchy(build_slim_graph(load_graph_def(str(tmp_path))))
+    h = _grouped_convs(tmp_path, 4)
     top = h.group(h.root.id).children
     library = [c for c in top if h.is_group(c) and h.group(c).function]
     assert len(library) == 4 and len(top) > 8  # what kept it closed
@@ -97,6 +104,28 @@ def test_regression_library_functions_do_not_keep_a_keras_trace_closed(tmp_path)
     opened = first_view_expanded(h)
     assert opened and opened[0] == "grouped_1"
     assert h.label(h.id_of(opened[-1])) == "grouped_[0-3]"
+
+
+def test_regression_many_library_functions_are_one_group(tmp_path):
+    """A ConvNeXtTiny training step traced on its first call has 36 ``_conv_xla`` functions (a
+    forward and a backward one per grouped convolution): as 36 boxes in rows they pushed the model
+    off the first view. Five or more at the top are gathered in one group ``ƒ library``, where the
+    first was (the stock tab draws them in a box of its own); the first view opens the model."""
+    h = _grouped_convs(tmp_path, 6)
+    top = h.group(h.root.id).children
+    assert not [c for c in top if h.is_group(c) and h.group(c).function]
+    library, = [c for c in top if h.is_group(c) and h.group(c).inferred == "library"]
+    assert (h.name_of(library), h.label(library)) == ("__function_library__", "ƒ library")
+    functions = h.group(library).children
+    assert len(functions) == 6 and all(h.label(c).startswith("ƒ _conv_xla_") for c in functions)
+    assert all(h.group(c).parent == library for c in functions)
+    assert h.cardinality(library) == sum(h.cardinality(c) for c in functions)
+    opened = first_view_expanded(h)
+    assert opened and opened[0] == "grouped_1" and h.label(h.id_of(opened[-1])) == "grouped_[0-5]"
+    ref = wire.GraphRef(run="grouped", tag="t", kind=wire.GraphKind.OP)
+    drawn = {n.name: n for n in build_scene(h, ref, opened, cache=LayoutCache()).nodes}
+    assert drawn["__function_library__"].inferred == "library"  # dashed, and said in the info pane
+    assert not [name for name in drawn if name.startswith("__function_library__") and name != "__function_library__"]
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ export type NodeKind = "op" | "meta" | "series" | "bridge" | "in_embedding" | "o
 export type EdgeKind = "data" | "control" | "reference";
 export type JobState = "running" | "done" | "failed";
 // How a group that is no scope was found: from layer-name indices, or as a region of the dataflow.
-export type Inferred = "" | "name" | "dataflow" | "source";
+export type Inferred = "" | "name" | "dataflow" | "source" | "library";
 
 export interface GraphRef {
   run: string;

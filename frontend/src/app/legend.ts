@@ -25,7 +25,7 @@ export function renderLegend(box: HTMLElement, colorer: Colorer, model: SceneMod
     const sw = el("span", { className: "gx-edge-swatch" });
     sw.style.borderTop = `2px dashed ${pal.metaStroke}`;
     box.appendChild(el("div", { "data-legend-node": "inferred" }, sw,
-      el("span", { text: "dashed: inferred group (names, dataflow, call)" })));
+      el("span", { text: "dashed: inferred group (names, dataflow, call, library)" })));
     edgeEntries++;
   }
   box.classList.toggle("gx-on", entries.length + edgeEntries > 0);

@@ -68,7 +68,8 @@ export function renderInfo(box: HTMLElement, d: NodeDetails, act: InfoActions): 
       ["template", d.template],
       ["grouped by", d.inferred === "name" ? "indices in its layers' names (inferred)"
         : d.inferred === "dataflow" ? "dataflow: a region between two cut points (inferred)"
-        : d.inferred === "source" ? "source: the ops one function call computes (from the stack trace)" : null],
+        : d.inferred === "source" ? "source: the ops one function call computes (from the stack trace)"
+        : d.inferred === "library" ? "library: the graph's library functions (definitions, called by ops)" : null],
     ]),
   );
   if (d.stats && Object.keys(d.stats).length) {

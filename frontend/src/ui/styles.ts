@@ -26,7 +26,7 @@ export const CSS = `
 .gx-canvas{position:absolute;inset:0;width:100%;height:100%;display:block;touch-action:none;cursor:grab}
 .gx-canvas.gx-panning{cursor:grabbing}
 .gx-minimap{position:absolute;right:10px;bottom:10px;width:200px;height:150px;border:1px solid var(--border);background:var(--bg);box-shadow:0 1px 4px rgba(0,0,0,.2);cursor:crosshair}
-.gx-legend{position:absolute;left:10px;bottom:10px;max-width:280px;padding:6px 8px;background:var(--panel);border:1px solid var(--border);border-radius:3px;display:none;font-size:12px}
+.gx-legend{position:absolute;left:10px;bottom:10px;max-width:340px;padding:6px 8px;background:var(--panel);border:1px solid var(--border);border-radius:3px;display:none;font-size:12px}
 .gx-legend.gx-on{display:block}
 .gx-legend div{display:flex;align-items:center;gap:6px;margin:2px 0;overflow:hidden;white-space:nowrap;text-overflow:ellipsis}
 .gx-swatch{flex:0 0 14px;height:10px;border:1px solid var(--border)}

@@ -9,7 +9,8 @@ box ``small_cnn`` at the top, a PyTorch model is ``input``, ``TransformerEncoder
 Library functions (``__function_library__<fn>`` groups: TF2 control flow bodies, Keras 3's
 XLA-compiled grouped convolutions, nested ``tf.function``) are definitions, not part of the flow
 (their calls are ops inside the model): they are left out of both counts, so a ConvNeXt trace
-whose 18 ``_conv_xla`` functions sit beside ``convnext_tiny_1`` opens on its model like any other.
+whose 18 ``_conv_xla`` functions sit beside ``convnext_tiny_1`` (gathered in ``ƒ library``) opens on
+its model like any other.
 
 Inside an opened group, a dominant stack of repeated blocks (its children are groups of one
 template, or one series) is opened however many small siblings it has, and also past
@@ -122,5 +123,6 @@ def _is_block_stack(h: Hierarchy, gid: int) -> bool:
 
 
 def _is_library_function(h: Hierarchy, node: int) -> bool:
-    """``node`` is a group holding one ``GraphDef.library`` function (``scopes.build_scopes``)."""
-    return h.is_group(node) and h.group(node).function is not None
+    """``node`` is a group holding one ``GraphDef.library`` function, or the group gathering them
+    (``scopes.build_scopes``)."""
+    return h.is_group(node) and (h.group(node).function is not None or h.group(node).inferred == "library")
