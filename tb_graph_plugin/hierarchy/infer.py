@@ -4,8 +4,9 @@ Keras 3 names nest only ``model/layer``; stage, block and layer index live in th
 own name, so a ResNet50's 176 layers, a MobileNetV2's 150 and a 12-layer encoder's 100
 are siblings. This phase (ours; no reference document) reads the indices the way
 frameworks write them and recovers the missing levels. It reads the names of *layers*, the
-group children (Keras 3 layer scopes, PyTorch modules); op children name no block, and are
-only taken along as glue (below):
+group children (Keras 3 layer scopes, PyTorch modules; in a Keras conceptual graph, its ops:
+``infer_names.Layers``); other op children name no block, and are only taken along as glue
+(below):
 
 * a child label proposes *candidates*, prefixes ending in an index token (``conv2``,
   ``conv2_block1``), kept by size, nesting and family rules (``infer_names``: how names are read);
@@ -31,7 +32,7 @@ metagraph are acyclic.
 from __future__ import annotations
 
 from tb_graph_plugin.hierarchy.dataflow import Contraction, topological_rank
-from tb_graph_plugin.hierarchy.infer_names import kept_chains, labels_of
+from tb_graph_plugin.hierarchy.infer_names import Layers, kept_chains, labels_of
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.placement import ChildEdges, placed_edges
 from tb_graph_plugin.hierarchy.scopes import add_group
@@ -48,22 +49,17 @@ def infer_scopes(h: Hierarchy) -> int:
     memo: dict[str, list[tuple[str, str]]] = {}  # label -> candidates; labels repeat across groups
     edges = placed_edges(h)
     n = h.n_ops
+    layers = Layers(h)
     for gid in [g.id for g in h.groups]:  # snapshot: new groups are not revisited
         g = h.groups[gid - n]
         if not h.regroups(g):
             continue
         if opts.infer_scopes is None and (len(g.children) < opts.infer_min_siblings  # most groups
-                                          or _n_group_children(g.children, n) < opts.infer_min_siblings):
+                                          or layers.count(g.children) < opts.infer_min_siblings):
             continue
-        created += _infer_in_group(h, g, opts.infer_scopes is None, memo, edges)
+        created += _infer_in_group(h, g, opts.infer_scopes is None, memo, edges, layers)
     h.inferred_scopes = h.inferred_scopes or created > 0
     return created
-
-
-def _n_group_children(children: list[int], n: int) -> int:
-    if not children or max(children) < n:  # most groups hold ops only
-        return 0
-    return len([c for c in children if c >= n])
 
 
 
@@ -150,9 +146,9 @@ def _accepted(succ: list[set[int]], chains: list[list[str]]) -> list[list[str]]:
     return out
 
 
-def _infer_in_group(h: Hierarchy, g, auto: bool, memo: dict, edges: ChildEdges) -> int:
+def _infer_in_group(h: Hierarchy, g, auto: bool, memo: dict, edges: ChildEdges, layers: Layers) -> int:
     children = g.children
-    labels = labels_of(h, children)
+    labels = labels_of(h, children, layers)
     placement = kept_chains(h, labels, memo)
     if not any(placement):
         return 0

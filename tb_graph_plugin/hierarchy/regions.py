@@ -24,8 +24,9 @@ from ``conv2_block1_*`` (they are also regions: an identity block is everything 
 ``_out`` adds) and a MobileNetV2's from ``block_1_*`` (its stride blocks have no skip, so
 dataflow alone would not see them). A region that is the whole group, or a chain of one
 layer, is not grouped; nor is anything inside a block names already made (the author's
-block is the unit), nor in a group whose children are mostly ops: regions are cut between
-layers (an op-level graph, such as a flat TF1 graph, is left as it is). Same switch as phase 2 (``infer_scopes``: False turns both off).
+block is the unit), nor in a group whose children are mostly ops that are no layers: regions are
+cut between layers (``infer_names.Layers``: group children, or a Keras conceptual graph's ops; an
+op-level graph, such as a flat TF1 graph, is left as it is). Same switch as phase 2 (``infer_scopes``: False turns both off).
 
 Pre-condition: phase 2 done; no series yet.
 Post-condition: the ops under every pre-existing group are unchanged; each new group is
@@ -36,7 +37,7 @@ group whose children DAG was acyclic keeps an acyclic metagraph.
 from __future__ import annotations
 
 from tb_graph_plugin.hierarchy.dataflow import Contraction, dominator_regions
-from tb_graph_plugin.hierarchy.infer_names import shared_uniquifier
+from tb_graph_plugin.hierarchy.infer_names import Layers, shared_uniquifier
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.placement import placed_edges
 from tb_graph_plugin.hierarchy.scopes import add_group
@@ -51,20 +52,21 @@ def infer_regions(h: Hierarchy) -> int:
         return 0
     created = 0
     edges = placed_edges(h)
+    is_layer = Layers(h)
     for gid in [g.id for g in h.groups]:  # snapshot: new groups are not revisited
         g = h.groups[gid - h.n_ops]
         children = g.children
         if len(children) < opts.region_min_children or g.inferred or g.is_series or not h.regroups(g):
             continue
-        layers = sum(1 for c in children if c >= h.n_ops)
+        layers = is_layer.count(children)
         if layers < opts.region_min_children or layers * 2 < len(children):
             continue  # an op-level graph (inside a layer, a training step's root): no layers to cut
-        created += _regions_in_group(h, g, edges.graph(g.id))
+        created += _regions_in_group(h, g, edges.graph(g.id), is_layer)
     h.inferred_scopes = h.inferred_scopes or created > 0
     return created
 
 
-def _regions_in_group(h: Hierarchy, g, succ: list[set[int]]) -> int:
+def _regions_in_group(h: Hierarchy, g, succ: list[set[int]], is_layer: Layers) -> int:
     children = g.children
     n = h.n_ops
 
@@ -89,8 +91,8 @@ def _regions_in_group(h: Hierarchy, g, succ: list[set[int]]) -> int:
             continue
         if len(members) < h.options.region_min_size:
             continue
-        layers = [k for k in members if children[k] >= h.n_ops]  # members in dataflow order
-        if exit_pos >= 0 and children[exit_pos] >= h.n_ops:
+        layers = [k for k in members if is_layer(children[k])]  # members in dataflow order
+        if exit_pos >= 0 and is_layer(children[exit_pos]):
             label = labels[exit_pos]
         else:
             label = labels[layers[-1] if layers else members[-1]]

@@ -143,3 +143,34 @@ def test_scene_without_expanded_answers_the_first_view(app):
     assert closed["expanded"] == [] and all(n["parent"] is None for n in closed["nodes"])
     again = app.json(OURS + "/scene", run="torch_transformer", expanded=json.dumps(first["expanded"]), wait="30")
     assert {n["name"] for n in again["nodes"]} == {n["name"] for n in first["nodes"]}
+
+
+_DENSENET_CALLBACK = """
+import sys
+import keras
+model = keras.applications.DenseNet121(weights=None, input_shape=(32, 32, 3), classes=2)
+callback = keras.callbacks.TensorBoard(sys.argv[1], write_graph=True, profile_batch=0)
+callback.set_model(model)  # what fit does first: the callback writes the model's conceptual graph
+callback.on_train_begin()
+callback.on_train_end()
+"""
+
+
+def test_regression_a_keras_conceptual_graph_shows_its_blocks(tmp_path):
+    """The Keras callback's conceptual graph of DenseNet121 was 429 layers side by side in one
+    group, drawn as unreadable bands: its layers are nodes (no op type), and the names' indices
+    were read for layer groups only. Its layers are read as layers now (``infer_names.Layers``):
+    the stages and blocks Keras's own definition makes (``blocks=[6, 12, 24, 16]``) are groups."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow")
+    subprocess.run([sys.executable, "-c", _DENSENET_CALLBACK, str(tmp_path / "densenet")],
+                   cwd=Path(__file__).resolve().parents[2], env=env, check=True, timeout=300, capture_output=True)
+    h = build_hierarchy(build_slim_graph(load_graph_def(str(tmp_path))))
+    model = h.id_of("densenet121")
+    stages = {h.label(c): c for c in h.group(model).children if h.is_group(c)}
+    assert {"conv1", "conv2", "conv3", "conv4", "conv5", "pool2", "pool3", "pool4"} <= set(stages), stages
+    for stage, blocks in zip(("conv2", "conv3", "conv4", "conv5"), (6, 12, 24, 16)):
+        series, = h.group(stages[stage]).children  # identical blocks: one series
+        assert h.label(series) == f"{stage}_block[1-{blocks}]"
+        assert len(h.group(series).children) == blocks
+    assert len(h.group(model).children) < 20  # 429 before
+    assert first_view_expanded(h) == ["densenet121"]
