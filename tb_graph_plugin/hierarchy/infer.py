@@ -62,7 +62,6 @@ def infer_scopes(h: Hierarchy) -> int:
     return created
 
 
-
 def _reach(succ, start, within, stop) -> set[int]:
     """Positions reachable from ``start`` inside ``within``, not walking past ``stop(x)``."""
     seen: set[int] = set()

@@ -30,7 +30,7 @@ are (``densenet121/conv2_block1_0_bn``).
 
 Pre-condition: labels are the layers' (``None`` for another op child: ops name no block).
 Post-condition of :func:`kept_chains`: each child's kept candidates, outermost first, each a
-prefix of its label as read (without the shared uniquifier); an op child has none.
+prefix of its label as read (without the shared uniquifier); an op that is no layer has none.
 """
 
 from __future__ import annotations

@@ -18,15 +18,16 @@ Pre-condition: a SlimGraph whose names are normalized (no op name is also a scop
 Post-condition: group 0 is the root ``__root__``; every MAIN op is in exactly one group's
 ``children`` and ``h.op_parent`` names that group; embedding ops are in no ``children``
 list; children keep GraphDef order (a subgroup where the first op below it is); group ids in
-the order a walk of the MAIN ops in GraphDef order first needs each scope, ancestors first;
-``h.group_index`` maps every group name to its id (but the library group's, made last); no group is more than ``MAX_SCOPE_DEPTH``
-scopes deep, else ``ScopesTooDeep`` is raised (naming the first op in a scope too deep).
+the order a walk of the MAIN ops in GraphDef order first needs each scope, ancestors first (but
+the library group, made last); ``h.group_index`` maps every group name to its id; no group is more
+than ``MAX_SCOPE_DEPTH`` scopes deep, else ``ScopesTooDeep`` is raised (naming the first op in a
+scope too deep).
 
 Cost: no pass over names per op: a Python step per distinct scope (its parent from one
 ``rpartition``) and per group made (its ``MetaNode``), then numpy passes over the MAIN ops (their
 group from their scope's code; every group's children by one ``lexsort`` on (holder, first op
-below)). A first view's partial build leaves the first part (the
-tree of scope names, ``_ScopeTree``) for the whole build of the same SlimGraph after it.
+below)). A first view's partial build leaves the first part (the tree of scope names,
+``_ScopeTree``) for the next build of the same SlimGraph.
 
 The depth limit: the later phases and the layout walk the tree by recursion, one or two Python
 frames per level (Python's default limit is 1000 frames); a name of 1,000 scopes, which only a
@@ -146,8 +147,8 @@ def _gather_library(h: Hierarchy) -> None:
     group ``LIBRARY_NAME`` in the place of the first of them (module docstring)."""
     root, n = h.root, h.n_ops
     functions = [c for c in root.children if c >= n and h.groups[c - n].function is not None]
-    if len(functions) < LIBRARY_MIN_FUNCTIONS or LIBRARY_NAME in h.group_index:
-        return
+    if len(functions) < LIBRARY_MIN_FUNCTIONS or LIBRARY_NAME in h.group_index or LIBRARY_NAME in h.slim.index:
+        return  # the name is taken (only a hand-made graph names a node so)
     library = add_group(h, LIBRARY_NAME, LIBRARY_LABEL, root.id, inferred="library")
     library.children = functions
     for c in functions:
@@ -170,7 +171,8 @@ class _ScopeTree(NamedTuple):
 
 _LEFT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 """SlimGraph -> the :class:`_ScopeTree` a first view's partial build made (``h.grouped_only``
-set), taken by the next build of that SlimGraph: the whole one, after it (~0.1 s at 1M ops)."""
+set), taken by the next build of that SlimGraph: the first view's next round, or the whole build
+after it (~0.1 s at 1M ops)."""
 
 
 def forget_left(slim) -> None:

@@ -147,3 +147,37 @@ def test_op_parent_array_follows_every_change():
     assert h.op_parent_array().tolist() == h.op_parent == [b, b, b, b]
     h.op_parent = [-1, -1, -1, -1]
     assert h.op_parent_array().tolist() == [-1, -1, -1, -1]
+
+
+def _with_functions(k: int, extra: str = "") -> Hierarchy:
+    """A hand-made GraphDef: one model op, ``k`` library functions of one op each, and maybe an op
+    named ``extra``."""
+    g = graph_pb2.GraphDef()
+    g.node.add(name="model/x", op="Relu")
+    for i in range(k):
+        f = g.library.function.add()
+        f.signature.name = f"fn_{i}"
+        f.node_def.add(name="y", op="Relu")
+    if extra:
+        g.node.add(name=extra, op="Relu")
+    h = Hierarchy(build_slim_graph(g), HierarchyOptions())
+    scopes.build_scopes(h)
+    return h
+
+
+def test_five_library_functions_are_gathered_where_the_first_was_and_four_are_not():
+    h = _with_functions(5)
+    top = [h.name_of(c) for c in h.group(h.root.id).children]
+    assert top == ["model", scopes.LIBRARY_NAME]
+    library = h.group(scopes.LIBRARY_NAME)
+    assert (library.label, library.inferred, library.parent) == ("ƒ library", "library", h.root.id)
+    assert [h.group(c).function for c in library.children] == [f"fn_{i}" for i in range(5)]
+    assert all(h.group(c).parent == library.id for c in library.children)
+    four = _with_functions(4)
+    assert [four.group(c).function for c in four.group(four.root.id).children] == [None] + [f"fn_{i}" for i in range(4)]
+
+
+def test_library_functions_stay_apart_when_a_node_takes_the_library_name():
+    h = _with_functions(5, extra=scopes.LIBRARY_NAME)
+    assert not h.is_group(scopes.LIBRARY_NAME)
+    assert sum(1 for c in h.group(h.root.id).children if h.is_group(c) and h.group(c).function) == 5
