@@ -33,12 +33,13 @@ def free_port() -> int:
 
 class TensorBoardProcess(contextlib.AbstractContextManager):
     def __init__(self, logdir, load_fast: bool = False, extra_args=(), timeout_s: float = 120,
-                 log_path=None, min_runs: int = 0, env=None):
+                 log_path=None, min_runs: int = 0, env=None, inactive_ok: bool = False):
         self.logdir = str(logdir)
         self.load_fast = load_fast
         self.extra_args = list(extra_args)
         self.timeout_s = timeout_s
         self.min_runs = min_runs
+        self.inactive_ok = inactive_ok  # ready once graph_explorer is listed, even inactive (no graph data)
         self.env = dict(env or {})
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -77,7 +78,8 @@ class TensorBoardProcess(contextlib.AbstractContextManager):
                 raise RuntimeError(f"tensorboard exited with {self.proc.returncode}:\n{self.output()}")
             try:
                 listing = self.get_json("/data/plugins_listing")
-                if listing.get("graph_explorer", {}).get("enabled") and (
+                mine = listing.get("graph_explorer", {})
+                if (mine.get("enabled") or (self.inactive_ok and "enabled" in mine)) and (
                     not self.min_runs
                     or len(self.get_json("/data/plugin/graph_explorer/graphs")["runs"]) >= self.min_runs
                 ):

@@ -10,13 +10,16 @@ Screenshots land in tests/_artifacts/screenshots/.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
+from tests.tensorboard_process import TensorBoardProcess
 from tests.ui.conftest import app_frame, wait_settled
 from tests.ui.test_graph_explorer_ui import canvas_ink, ds, nodes, open_graph, page_shot_path, to_page
 
@@ -215,3 +218,33 @@ def test_a_group_holding_one_op_opens(page, explorer, tmp_path):
     wait_expanded(frame, "lonely")
     assert [n["name"] for n in nodes(frame) if n["parent"] == "lonely" and n["kind"] == "op"] == ["lonely/Relu"]
     page.screenshot(path=str(page_shot_path("single_op_group_open")))
+
+
+_SCALARS_ONLY = """
+import sys
+from torch.utils.tensorboard import SummaryWriter
+with SummaryWriter(sys.argv[1]) as w:  # a training run that wrote no graph (a subclassed Keras 3 model's callback, say)
+    for step in range(3):
+        w.add_scalar("loss", 1.0 / (step + 1), step)
+"""
+
+
+def test_a_logdir_without_graphs_says_how_graphs_are_written(page, tmp_path):
+    """A logdir of scalars only: the tab says there is no graph, which writers make one (a
+    subclassed Keras 3 model's callback writes none) and what can be uploaded; no empty minimap
+    frame is left in the corner."""
+    repo = Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "-c", _SCALARS_ONLY, str(tmp_path / "scalars_only")], cwd=repo,
+                   env=dict(os.environ, PYTHONPATH=str(repo)), check=True, timeout=300, capture_output=True)
+    with TensorBoardProcess(tmp_path, inactive_ok=True) as tb:  # no graph data: the tab is listed inactive
+        page.goto(f"{tb.url}/#graph_explorer")
+        frame = app_frame(page)
+        assert wait_settled(frame, 60000) == "empty"
+        text = frame.locator(".gx-empty.gx-on").inner_text()
+        assert text.startswith("No graph data in this logdir.")
+        for words in ("trace_export", "FileWriter.add_graph", "subclassed Keras 3 model", "SummaryWriter.add_graph",
+                      "tb_graph_plugin.torch.add_graph", "upload"):
+            assert words in text, (words, text)
+        frame.wait_for_function("getComputedStyle(document.querySelector('canvas.gx-minimap')).visibility === 'hidden'",
+                                timeout=10000)
+        page.screenshot(path=page_shot_path("empty_logdir"))

@@ -64,7 +64,11 @@ export class Session {
     this.restoring = false;
     if (!first) {
       ui.setStatus("empty");
-      ui.showEmpty("No graph data in this logdir. Upload a GraphDef (.pbtxt or .pb), a PyTorch graph (.pt2, .onnx) or an event file to explore it.");
+      ui.showEmpty("No graph data in this logdir.\n" +
+        "Graphs are written by tf.summary.trace_on / trace_export, TF1's FileWriter.add_graph, Keras's TensorBoard " +
+        "callback (functional and Sequential models: a subclassed Keras 3 model writes none, trace its train step " +
+        "instead), torch's SummaryWriter.add_graph and tb_graph_plugin.torch.add_graph.\n" +
+        "Or upload a GraphDef (.pbtxt or .pb), a PyTorch graph (.pt2, .onnx) or an event file to explore it.");
       ui.bar.fillRuns(this.listing, "");
       return;
     }

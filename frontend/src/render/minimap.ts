@@ -84,7 +84,11 @@ export class Minimap {
     const dpr = window.devicePixelRatio || 1;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.clearRect(0, 0, this.canvas.width, this.canvas.height);
-    if (!this.cache) return;
+    if (!this.cache) {  // no graph (an empty logdir, an error): no empty frame in the corner
+      this.canvas.style.visibility = "hidden";
+      this.canvas.dataset.hidden = "true";
+      return;
+    }
     const r = vp.visible(mainW, mainH);
     // the whole scene on screen (a first view): the minimap would only cover part of it
     const b = this.model?.bounds;

@@ -33,7 +33,7 @@ export const CSS = `
 .gx-edge-swatch{flex:0 0 22px;height:0}
 .gx-grad{flex:0 0 80px;height:10px;border:1px solid var(--border)}
 .gx-status{position:absolute;left:10px;top:8px;right:220px;color:var(--muted);font-size:12px;pointer-events:none;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
-.gx-empty{position:absolute;inset:0;display:none;align-items:center;justify-content:center;color:var(--muted);font-size:15px;text-align:center;padding:20px}
+.gx-empty{position:absolute;inset:0;display:none;align-items:center;justify-content:center;color:var(--muted);font-size:15px;text-align:center;padding:20px;white-space:pre-line;line-height:1.6}
 .gx-empty.gx-on{display:flex}
 .gx-side{flex:0 0 300px;border-left:1px solid var(--border);background:var(--panel);overflow:auto;padding:8px;display:flex;flex-direction:column;gap:10px}
 .gx-side h3{margin:0 0 4px;font-size:13px;font-weight:600}
