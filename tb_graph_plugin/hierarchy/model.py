@@ -441,12 +441,12 @@ class Hierarchy:
         """Groups in pre-order from the root."""
         return iter(self.pre_order_groups())
 
-    def pre_order_groups(self) -> list[MetaNode]:
-        """Groups in pre-order from the root, as a list (what the phases that visit every group
-        iterate)."""
+    def pre_order_groups(self, start: Optional[int] = None) -> list[MetaNode]:
+        """Groups in pre-order from the root (or from group ``start``, itself included), as a list
+        (what the phases that visit every group iterate)."""
         out = []
-        stack = [0]
         n = self.n_ops
+        stack = [0 if start is None else start - n]
         groups = self.groups
         holders = {g.parent for g in groups}  # most groups hold ops only
         append, pop, extend = out.append, stack.pop, stack.extend

@@ -41,7 +41,7 @@ import numpy as np
 from tb_graph_plugin.hierarchy.copies import prove_copies
 from tb_graph_plugin.hierarchy.model import Hierarchy, SeriesNode
 from tb_graph_plugin.hierarchy.split import SplitNode
-from tb_graph_plugin.hierarchy.tree import group_levels, group_parents
+from tb_graph_plugin.hierarchy.tree import deepest_first, group_levels, group_parents
 from tb_graph_plugin.hierarchy.unique import owners
 
 __all__ = ["Replication", "find_copies", "replicate_copies", "NotReplicated", "MIN_COPY_OPS", "MAX_PROOFS"]
@@ -79,9 +79,8 @@ def find_copies(h: Hierarchy) -> Replication:
     level = group_levels(parent)
     op_parent = h.op_parent_array()
     held = np.bincount(op_parent[op_parent >= 0] - n, minlength=len(groups))  # main ops under each
-    for depth in range(int(level.max()), 0, -1):
-        at = np.flatnonzero(level == depth)
-        np.add.at(held, parent[at], held[at])
+    for ids, up in deepest_first(parent, level):
+        np.add.at(held, up, held[ids])
     big = held >= max(MIN_COPY_OPS, int(held[0]) // 100)
     skipped: set[int] = set()
     stack, proofs = [0], MAX_PROOFS
@@ -115,7 +114,7 @@ def replicate_copies(h: Hierarchy, found: Replication) -> None:
     n = h.n_ops
     op_parent = h.op_parent
     for first, others, ops in found.classes:
-        subtree = _subtree(h, first)
+        subtree = [g.id for g in h.pre_order_groups(first)]
         made = [g for g in sorted(subtree) if g - n >= found.scope_groups]
         head = h.name_of(first) + "/"
         for g in made:
@@ -134,17 +133,6 @@ def replicate_copies(h: Hierarchy, found: Replication) -> None:
     h.op_parent = op_parent  # changed in place: the array made from it is stale
     h.not_regrouped = frozenset()
     h.child_edges = None  # placed on the tree before the copies were regrouped
-
-
-def _subtree(h: Hierarchy, gid: int) -> list[int]:
-    """The group ids under ``gid`` (itself included), pre-order."""
-    n, groups = h.n_ops, h.groups
-    out, stack = [], [gid]
-    while stack:
-        g = stack.pop()
-        out.append(g)
-        stack.extend(reversed([c for c in groups[g - n].children if c >= n]))
-    return out
 
 
 def _split_from(h: Hierarchy, gid: int) -> int:

@@ -30,7 +30,7 @@ import numpy as np
 from typing import Optional
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
-from tb_graph_plugin.hierarchy.tree import group_levels, group_parents
+from tb_graph_plugin.hierarchy.tree import deepest_first, group_levels, group_parents
 
 __all__ = ["compute_stats", "histograms", "Histograms", "top_placement"]
 
@@ -51,12 +51,7 @@ def compute_stats(h: Hierarchy) -> None:
     card = np.bincount(op_parent[placed], minlength=m)
     emb = np.bincount(op_parent[placed], weights=owned[placed], minlength=m).astype(np.int64)
     depth = (card > 0).astype(np.int64)
-    # children before parents: one level at a time, deepest first
-    by_level = np.argsort(level, kind="stable")
-    bounds = np.searchsorted(level[by_level], np.arange(int(level.max()) + 2 if m else 1))
-    for lv in range(len(bounds) - 2, 0, -1):
-        ids = by_level[bounds[lv]:bounds[lv + 1]]
-        up = parent[ids]
+    for ids, up in deepest_first(parent, level):  # children before parents
         np.add.at(card, up, card[ids])
         np.add.at(emb, up, emb[ids])
         np.maximum.at(depth, up, depth[ids] + 1)

@@ -18,7 +18,7 @@ import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
-__all__ = ["group_parents", "group_levels", "ChildrenArrays"]
+__all__ = ["group_parents", "group_levels", "deepest_first", "ChildrenArrays"]
 
 
 def group_parents(h: Hierarchy) -> np.ndarray:
@@ -48,6 +48,17 @@ def group_levels(parent: np.ndarray) -> np.ndarray:
         keep = parent[at] >= 0
         up, at = up[keep], parent[at[keep]]
     return level
+
+
+def deepest_first(parent: np.ndarray, level: np.ndarray):
+    """Each level's groups below the root and their parents, ``(ids, parents)`` (group indices),
+    the deepest level first: a bottom-up sum (``np.add.at(total, parents, total[ids])``) sees
+    every group whole before its parent reads it."""
+    by_level = np.argsort(level, kind="stable")
+    bounds = np.searchsorted(level[by_level], np.arange(int(level.max()) + 2 if len(level) else 1))
+    for lv in range(len(bounds) - 2, 0, -1):
+        ids = by_level[bounds[lv]:bounds[lv + 1]]
+        yield ids, parent[ids]
 
 
 class ChildrenArrays:
