@@ -14,6 +14,7 @@ import { exportView } from "./app/export_view";
 import { GraphChoices } from "./app/graph_choices";
 import { GraphView } from "./app/graph_view";
 import { Keyboard } from "./app/keyboard";
+import { legendCorner } from "./app/legend";
 import { LinkBar } from "./app/link_bar";
 import { jump, type NavHost } from "./app/navigation";
 import { NodeDataPanel } from "./app/node_data";
@@ -54,6 +55,7 @@ export class App {
     redrawn: () => {
       if (!this.session.restoring) this.link.save();
     },
+    corner: () => legendCorner(this.ui.legend),
   });
   private readonly renderer = this.main.renderer;
   private readonly st = this.main.st;

@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from tests.ui.conftest import app_frame, wait_settled
+from tests.conftest import SCREENSHOTS
+from tests.ui.conftest import PLUGIN, app_frame, wait_settled
 
 pytestmark = pytest.mark.slow
 
@@ -321,3 +322,35 @@ def test_remove_from_main_graph_persists_and_adds_back(page, explorer):
     assert ds(frame, "hidden") == "1"
     frame.click(f"[data-add-back={json.dumps(target['name'])}]")
     frame.wait_for_function("document.body.dataset.hidden === '0'")
+
+
+LEGEND_RECT = """(() => { const l = document.querySelector('[data-legend]');
+  if (!l.classList.contains('gx-on')) return null;
+  const r = l.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })()"""
+
+
+def under_legend(frame) -> list[str]:
+    """Nodes drawn as boxes (not open groups' frames) that meet the legend (iframe page px)."""
+    x0, y0, x1, y1 = frame.evaluate(LEGEND_RECT)
+    return [n["name"] for n in nodes(frame) if not n["expanded"]
+            and n["x"] - n["w"] / 2 < x1 and n["x"] + n["w"] / 2 > x0
+            and n["y"] - n["h"] / 2 < y1 and n["y"] + n["h"] / 2 > y0]
+
+
+def test_fit_keeps_what_it_draws_out_from_under_the_legend(page, tensorboard_url, real_logs):
+    """The legend sits over the canvas's bottom-left corner: a fit (the Fit button, a first view)
+    leaves no node box under it (a ConvNeXt trace's first view had ``graph_[1-364]`` under it;
+    an open group's frame may pass under it). Coloured by structure, InceptionV3's legend is a
+    line per template, and its fitted first view reaches that corner: ``conv2d_1`` was under it."""
+    base = tensorboard_url(real_logs.get("keras_inceptionv3_trace"))
+    page.goto(f"{base}/#{PLUGIN}")
+    frame = app_frame(page, timeout=60)
+    assert wait_settled(frame, timeout_ms=120_000) == "ready", ds(frame, "error")
+    frame.select_option("[data-picker=color]", "structure")
+    frame.wait_for_function("document.body.dataset.colorMode === 'structure'")
+    assert int(ds(frame, "legendEntries")) >= 5
+    frame.click("[data-action=fit]")
+    frame.wait_for_timeout(100)
+    page.screenshot(path=str(SCREENSHOTS / "fit_clear_of_legend_inceptionv3.png"))
+    assert under_legend(frame) == []
+    assert max(n["y"] + n["h"] / 2 for n in nodes(frame) if n["parent"] is None) > 0.6 * page.viewport_size["height"]  # still fills the height

@@ -13,7 +13,7 @@ import { Viewport } from "../render/viewport";
 import { wireCanvas } from "./canvas_input";
 import { FrameLoop, timed } from "./frame_loop";
 import { viewText, type ViewPoint } from "./deep_link";
-import { fitMain } from "./navigation";
+import { fitClear, fitMain, type Corner } from "./navigation";
 import { SceneLoader, sameGraph } from "./scene_loader";
 import type { Status } from "./shell";
 
@@ -41,6 +41,8 @@ export interface GraphViewHost {
   fail(e: unknown): void;
   /** after every redraw request (the main view keeps the URL in step) */
   redrawn(): void;
+  /** the box over the canvas's bottom-left corner a fit keeps nodes out of (its legend) */
+  corner(): Corner;
 }
 
 export type Anchor = { name: string; sx: number; sy: number };
@@ -127,7 +129,7 @@ export class GraphView {
       this.vp.tx = anchor.sx - node.x * this.vp.k;
       this.vp.ty = anchor.sy - node.y * this.vp.k;
     } else if (!anchor) {
-      fitMain(this.vp, model, w, h);
+      fitMain(this.vp, model, w, h, this.host.corner());
     }
     this.host.ui.setStatus(scene.nodes.length ? "ready" : "empty");
     if (!scene.nodes.length) this.host.ui.showEmpty("This graph is empty.");
@@ -175,7 +177,7 @@ export class GraphView {
   fit(): void {
     if (!this.model) return;
     const [w, h] = this.renderer.size();
-    this.vp.fit(this.model.bounds, w, h);
+    fitClear(this.vp, this.model, this.model.bounds, w, h, 20, this.host.corner());
     this.redraw();
   }
 

@@ -3,6 +3,15 @@
 import type { Colorer, Palette } from "../render/colors";
 import type { SceneModel } from "../render/model";
 import { clear, el } from "../ui/dom";
+import type { Corner } from "./navigation";
+
+/** The legend `box`'s extent from its canvas's bottom-left corner ([width, height], CSS px), or
+ * null while it is hidden: what a fit keeps nodes out of (app/navigation.ts: fitClear). */
+export function legendCorner(box: HTMLElement): Corner {
+  const stage = box.offsetParent as HTMLElement | null;
+  if (!box.classList.contains("gx-on") || !stage) return null;
+  return [box.offsetLeft + box.offsetWidth, stage.clientHeight - box.offsetTop];
+}
 
 /** Fills `box`; the counts go to `data` (the page's body for the main view's legend). */
 export function renderLegend(box: HTMLElement, colorer: Colorer, model: SceneModel | null, pal: Palette,
@@ -25,7 +34,8 @@ export function renderLegend(box: HTMLElement, colorer: Colorer, model: SceneMod
     const sw = el("span", { className: "gx-edge-swatch" });
     sw.style.borderTop = `2px dashed ${pal.metaStroke}`;
     box.appendChild(el("div", { "data-legend-node": "inferred" }, sw,
-      el("span", { text: "dashed: inferred group (names, dataflow, call, library)" })));
+      el("span", { text: "dashed box: inferred group",
+                   title: "a group not in the graph's own scopes: inferred from names, dataflow or calls, or library functions gathered" })));
     edgeEntries++;
   }
   box.classList.toggle("gx-on", entries.length + edgeEntries > 0);

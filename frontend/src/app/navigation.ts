@@ -3,8 +3,8 @@
 // names lie about nesting after scope inference and wide-group splits).
 import * as api from "../api/client";
 import type { GraphRef, SearchHit } from "../api/types";
-import type { SceneModel } from "../render/model";
-import type { Viewport } from "../render/viewport";
+import type { Rect, SceneModel } from "../render/model";
+import { Viewport } from "../render/viewport";
 
 export interface NavHost {
   readonly vp: Viewport;
@@ -24,15 +24,38 @@ export interface NavHost {
  * first view has into bands side by side (layout/scene/fold.py), so that this fit keeps labels
  * >= READABLE_LABEL_PX; a first view that is still too big (a JIT trace's loose glue ops) opens
  * whole, smaller, rather than zoomed in on one end of it. */
-export function fitMain(vp: Viewport, m: SceneModel, w: number, h: number): void {
+export function fitMain(vp: Viewport, m: SceneModel, w: number, h: number, corner: Corner = null): void {
   const main = m.nodes.filter((n) => !n.extracted && n.parent === null);
-  if (!main.length) return vp.fit(m.bounds, w, h);
+  if (!main.length) return fitClear(vp, m, m.bounds, w, h, 20, corner);
   let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
   for (const n of main) {
     x0 = Math.min(x0, n.x - n.width / 2); y0 = Math.min(y0, n.y - n.height / 2);
     x1 = Math.max(x1, n.x + n.width / 2); y1 = Math.max(y1, n.y + n.height / 2);
   }
-  vp.fit({ x0, y0, x1, y1 }, w, h, FIRST_FIT_PAD);
+  fitClear(vp, m, { x0, y0, x1, y1 }, w, h, FIRST_FIT_PAD, corner);
+}
+
+/** A box over the canvas's bottom-left corner (the legend): its [width, height] in CSS px from
+ * that corner, or null when there is none. */
+export type Corner = [number, number] | null;
+
+/** Fits `r` (world) into the canvas; when a node of `m` drawn as a box (not an open group's
+ * frame) then lies under `corner` (the legend hid a ConvNeXt trace's `graph_[1-364]`), fits it
+ * again in the room above the corner or right of it, whichever shows it larger. */
+export function fitClear(vp: Viewport, m: SceneModel, r: Rect, w: number, h: number, pad: number,
+                         corner: Corner): void {
+  vp.fit(r, w, h, pad);
+  if (!corner) return;
+  const [cw, ch] = corner;
+  const under = m.nodes.some((n) => {
+    if (n.expanded) return false;
+    const [sx0, sy0] = vp.toScreen(n.x - n.width / 2, n.y - n.height / 2);
+    const [sx1, sy1] = vp.toScreen(n.x + n.width / 2, n.y + n.height / 2);
+    return sx0 < cw && sx1 > 0 && sy1 > h - ch && sy0 < h;
+  });
+  if (!under) return;
+  const right = Viewport.fitScale(r, w - cw, h, pad) > Viewport.fitScale(r, w, h - ch, pad);
+  vp.fit(r, w, h, pad, undefined, right ? cw : 0, right ? 0 : ch);
 }
 
 /** The first fit's margin (CSS px): the server's fold window (SceneOptions.fold_window) assumes it. */

@@ -16,7 +16,7 @@ import { DIFF_COLOR, GHOST_PREFIX, refFromKey, refKey, refText, type Compare } f
 import { DiffMatching } from "./diff_match";
 import { GraphView, type LoadUi } from "./graph_view";
 import type { KeyHost } from "./keyboard";
-import { renderLegend } from "./legend";
+import { legendCorner, renderLegend } from "./legend";
 import { jump, type NavHost } from "./navigation";
 import { sameGraph } from "./scene_loader";
 
@@ -122,6 +122,7 @@ export class SplitPane {
         ui.showError(msg);
       },
       redrawn: () => undefined,
+      corner: () => legendCorner(this.legend),
     });
     const view = this.view;
     this.nav = {

@@ -31,13 +31,17 @@ export class Viewport {
     this.tx += dx;
     this.ty += dy;
   }
-  /** Show the whole rectangle, centred, never magnified beyond maxScale. */
-  fit(r: Rect, width: number, height: number, pad = 20, maxScale = 1.5): void {
+  /** Show the whole rectangle, centred, never magnified beyond maxScale; the `left` px of the
+   * canvas's left side and the `bottom` px of its foot are left out (centred in the rest). */
+  fit(r: Rect, width: number, height: number, pad = 20, maxScale = 1.5, left = 0, bottom = 0): void {
+    this.k = Viewport.fitScale(r, width - left, height - bottom, pad, maxScale);
+    this.tx = left + (width - left) / 2 - ((r.x0 + r.x1) / 2) * this.k;
+    this.ty = (height - bottom) / 2 - ((r.y0 + r.y1) / 2) * this.k;
+  }
+  /** The scale `fit` shows `r` at in a `width` x `height` room. */
+  static fitScale(r: Rect, width: number, height: number, pad = 20, maxScale = 1.5): number {
     const w = Math.max(1, r.x1 - r.x0), h = Math.max(1, r.y1 - r.y0);
-    const k = Math.max(MIN_SCALE, Math.min(maxScale, (width - 2 * pad) / w, (height - 2 * pad) / h));
-    this.k = k;
-    this.tx = width / 2 - ((r.x0 + r.x1) / 2) * k;
-    this.ty = height / 2 - ((r.y0 + r.y1) / 2) * k;
+    return Math.max(MIN_SCALE, Math.min(maxScale, (width - 2 * pad) / w, (height - 2 * pad) / h));
   }
   /** Centre the world point on screen at the current scale. */
   centerOn(x: number, y: number, width: number, height: number): void {
