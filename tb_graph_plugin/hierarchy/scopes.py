@@ -3,8 +3,8 @@
 Follows the stock dashboard ([TB-GRAPH-DOC] "Adding nodes": "If node is named 'a/b/c',
 create metanodes 'a' and 'a/b'"). Function library nodes
 (``__function_library__<fn>/...``) land in a group whose ``function`` is ``<fn>``, labelled
-``ƒ <fn>`` without TensorFlow's ``__inference_`` prefix (``ƒ _conv_xla_2572``, ``ƒ
-rnn_while_body_72``): the group name's common ``__function_library__`` head made every such label
+``ƒ <fn>`` without TensorFlow's ``__inference_`` prefix or a merged trace's ``graph_N_``
+(``ƒ _conv_xla_2572``, ``ƒ rnn_while_body_72``, ``ƒ forward _conv_xla_2572_2601``): the group name's common ``__function_library__`` head made every such label
 read the same once cut to its box. When the top level holds ``LIBRARY_MIN_FUNCTIONS`` or more of
 them (a Keras 3 training step traced on its first call: a forward and a backward ``_conv_xla``
 function per grouped convolution, 36 for ConvNeXtTiny), they go into one group ``__function_library__``
@@ -61,19 +61,30 @@ class ScopesTooDeep(ValueError):
         self.name, self.depth = name, depth
 
 _TF_FUNCTION_PREFIX = "__inference_"  # TensorFlow 2 names a traced function __inference_<name>_<uid>
+_TF_GRADIENT_HALVES = ("forward", "backward")  # ... and __forward_<name>_<uid>, __backward_<name>_<uid>_<uid>
+_MERGED_PREFIX = re.compile(r"^graph_\d+_(?=__)")  # a merged trace's graph_N_ before a TensorFlow function name
 # A scope ``create_causal_mask()`` (``@1`` for its second call) holds the ops a PyTorch module
 # computes through one function call (ingest/torch_scopes.py); TensorFlow names cannot hold "(".
 _FUNCTION_CALL = re.compile(r"^[A-Za-z_]\w*\(\)(@\d+)?$")
 
 
 def function_label(fn: str) -> str:
-    """The label of a library function's group: ``ƒ`` and the function's own name.
+    """The label of a library function's group: ``ƒ`` and the function's own name, without the
+    ``graph_N_`` a merged trace puts before each function graph's functions (``ingest.run_metadata``,
+    as the stock code does) and TensorFlow's ``__inference_``; TensorFlow's ``__forward_`` and
+    ``__backward_`` (the two halves of a function a gradient went through) read as words.
 
     >>> function_label("__inference__conv_xla_2572"), function_label("rnn_while_body_72")
     ('ƒ _conv_xla_2572', 'ƒ rnn_while_body_72')
+    >>> function_label("graph_391___forward__conv_xla_2572_2601")
+    'ƒ forward _conv_xla_2572_2601'
     """
+    fn = _MERGED_PREFIX.sub("", fn)
     if fn.startswith(_TF_FUNCTION_PREFIX) and len(fn) > len(_TF_FUNCTION_PREFIX):
         fn = fn[len(_TF_FUNCTION_PREFIX):]
+    for half in _TF_GRADIENT_HALVES:
+        if fn.startswith(f"__{half}_") and len(fn) > len(half) + 3:
+            fn = f"{half} {fn[len(half) + 3:]}"
     return "ƒ " + fn
 
 

@@ -106,6 +106,48 @@ def test_regression_library_functions_do_not_keep_a_keras_trace_closed(tmp_path)
     assert h.label(h.id_of(opened[-1])) == "grouped_[0-3]"
 
 
+_FIRST_CALL_STEP = """
+import sys
+import keras, numpy as np, tensorflow as tf
+keras.utils.set_random_seed(0)
+image = keras.Input((8, 8, 4), name="image")
+x = keras.layers.Conv2D(4, 3, padding="same", groups=2, name="grouped")(image)  # an XLA library function
+model = keras.Model(image, keras.layers.GlobalAveragePooling2D()(x), name="grouped_net")
+opt = keras.optimizers.Adam()  # its variables are made in the first call: more function graphs
+
+@tf.function
+def train_step(x):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(model(x, training=True))
+    opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    return loss
+
+writer = tf.summary.create_file_writer(sys.argv[1])
+tf.summary.trace_on(graph=True)  # before the first call, as TensorFlow's docs show: several function graphs
+train_step(np.random.rand(2, 8, 8, 4).astype("float32"))
+with writer.as_default():
+    tf.summary.trace_export("train_step", step=0)
+"""
+
+
+def test_regression_functions_of_a_merged_trace_are_labelled_by_their_own_names(tmp_path):
+    """A training step traced on its first call holds several function graphs, merged with a
+    ``graph_N/`` prefix on their ops and ``graph_N_`` on their functions (as the stock code does):
+    a Keras 3 ConvNeXt's were labelled ``ƒ graph_391___forward__conv_xla_…``, which its box cut
+    before the name. A function's label is its own name; TensorFlow's forward and backward
+    halves read as words. Written with the real Keras 3 and TensorFlow APIs."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow")
+    subprocess.run([sys.executable, "-c", _FIRST_CALL_STEP, str(tmp_path / "step")], env=env, check=True,
+                   timeout=300, capture_output=True, cwd=Path(__file__).resolve().parents[2])
+    h = build_hierarchy(build_slim_graph(load_graph_def(str(tmp_path))))
+    functions = [g for g in h.groups if g.function is not None]
+    assert functions and all(g.function.startswith("graph_") for g in functions)  # merged: prefixed names
+    labels = [g.label for g in functions]
+    assert not [label for label in labels if label.startswith("ƒ graph_")], labels
+    assert any(label.startswith("ƒ forward _conv_xla") for label in labels), labels
+    assert any(label.startswith("ƒ backward _conv_xla") for label in labels), labels
+
+
 def test_regression_many_library_functions_are_one_group(tmp_path):
     """A ConvNeXtTiny training step traced on its first call has 36 ``_conv_xla`` functions (a
     forward and a backward one per grouped convolution): as 36 boxes in rows they pushed the model
