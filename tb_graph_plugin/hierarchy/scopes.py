@@ -4,8 +4,9 @@ Follows the stock dashboard ([TB-GRAPH-DOC] "Adding nodes": "If node is named 'a
 create metanodes 'a' and 'a/b'"). Function library nodes
 (``__function_library__<fn>/...``) land in a group whose ``function`` is ``<fn>``, labelled
 ``ƒ <fn>`` without TensorFlow's ``__inference_`` prefix or a merged trace's ``graph_N_``
-(``ƒ _conv_xla_2572``, ``ƒ rnn_while_body_72``, ``ƒ forward _conv_xla_2572_2601``): the group name's common ``__function_library__`` head made every such label
-read the same once cut to its box. When the top level holds ``LIBRARY_MIN_FUNCTIONS`` or more of
+(``ƒ _conv_xla_2572``, ``ƒ rnn_while_body_72``, ``ƒ forward _conv_xla_2572_2601``): the group
+name's common ``__function_library__`` head made every such label read the same once cut to its
+box. When the top level holds ``LIBRARY_MIN_FUNCTIONS`` or more of
 them (a Keras 3 training step traced on its first call: a forward and a backward ``_conv_xla``
 function per grouped convolution, 36 for ConvNeXtTiny), they go into one group ``__function_library__``
 labelled ``ƒ library`` (``inferred`` "library"), where the first of them was: definitions, not part
@@ -60,9 +61,10 @@ class ScopesTooDeep(ValueError):
                          f"more than the limit of {MAX_SCOPE_DEPTH}")
         self.name, self.depth = name, depth
 
-_TF_FUNCTION_PREFIX = "__inference_"  # TensorFlow 2 names a traced function __inference_<name>_<uid>
-_TF_GRADIENT_HALVES = ("forward", "backward")  # ... and __forward_<name>_<uid>, __backward_<name>_<uid>_<uid>
-_MERGED_PREFIX = re.compile(r"^graph_\d+_(?=__)")  # a merged trace's graph_N_ before a TensorFlow function name
+# A library function's name: a merged trace's graph_N_ (before a TensorFlow name), TensorFlow 2's
+# __inference_ (a traced function: __inference_<name>_<uid>), and __forward_ / __backward_ (the
+# halves of one a gradient went through), then the function's own name.
+_FUNCTION_NAME = re.compile(r"(?:graph_\d+_(?=__))?(?:__inference_(?=.))?(?:__(forward|backward)_(?=.))?(.*)", re.S)
 # A scope ``create_causal_mask()`` (``@1`` for its second call) holds the ops a PyTorch module
 # computes through one function call (ingest/torch_scopes.py); TensorFlow names cannot hold "(".
 _FUNCTION_CALL = re.compile(r"^[A-Za-z_]\w*\(\)(@\d+)?$")
@@ -79,13 +81,8 @@ def function_label(fn: str) -> str:
     >>> function_label("graph_391___forward__conv_xla_2572_2601")
     'ƒ forward _conv_xla_2572_2601'
     """
-    fn = _MERGED_PREFIX.sub("", fn)
-    if fn.startswith(_TF_FUNCTION_PREFIX) and len(fn) > len(_TF_FUNCTION_PREFIX):
-        fn = fn[len(_TF_FUNCTION_PREFIX):]
-    for half in _TF_GRADIENT_HALVES:
-        if fn.startswith(f"__{half}_") and len(fn) > len(half) + 3:
-            fn = f"{half} {fn[len(half) + 3:]}"
-    return "ƒ " + fn
+    half, own = _FUNCTION_NAME.fullmatch(fn).groups()
+    return f"ƒ {half} {own}" if half else "ƒ " + own
 
 
 def add_group(h: Hierarchy, name: str, label: str, parent: int, cls=MetaNode, **kw) -> MetaNode:
