@@ -856,7 +856,8 @@ def write_tf1_towers(outdir: Path, layers: int | None = None) -> Path:
     * ``towers_deep``: exact copies whose insides the grouping phases regroup: 21 layers
       ``block1_conv``, ``block1_bn``, ``block1_act`` .. ``block7_act`` (scopes inferred:
       ``block1`` ..) and
-      ``add``, ``add_1`` .. ``add_5`` (an op series)."""
+      ``add``, ``add_1`` .. ``add_5`` (an op series), then ``layer_0`` .. ``layer_3`` of one
+      structure (a block series)."""
     _quiet_tf()
     import tensorflow as tf
 
@@ -894,6 +895,10 @@ def write_tf1_towers(outdir: Path, layers: int | None = None) -> Path:
                                 y = tf.nn.relu(tf.matmul(y, w), name="relu")
                         for i in range(6):
                             y = tf.add(y, 1.0, name=f"add_{i}" if i else "add")
+                        for i in range(4):
+                            with tf.name_scope(f"layer_{i}"):
+                                w = v1.Variable(tf.ones([1, 1]), name="kernel")
+                                y = tf.nn.tanh(tf.matmul(y, w) + 1.0, name="tanh")
                     outputs.append(tf.reduce_sum(y, name="sum"))
             tf.add_n(outputs, name="total")
             v1.global_variables_initializer()

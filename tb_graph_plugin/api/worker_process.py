@@ -19,12 +19,18 @@ Messages out: ``("hello", rss_bytes)`` once ready; per job: ``("start", id)``, `
 ``("need_graph", id)``, then ``("done", id, json, rss_bytes)`` or ``("failed", id, http_code,
 message, rss_bytes)``. Each stage, once reported, passes ``faults.check`` (test-only hook).
 
+After a graph's first answer the main lane settles its build (``GraphState.settle``); the jobs
+that reach it meanwhile wait, but for a scene the build can already answer
+(``GraphState.answers_early``: the group built ahead opened), answered after that group is
+built and between the steps of the whole build.
+
 Pre-condition: layout never mutates a Hierarchy (STYLE rule 5) and search/node only read it,
 so a quick job may read a graph while the main lane lays it out.
 """
 
 from __future__ import annotations
 
+import collections
 import gc
 import os
 import pickle
@@ -108,42 +114,65 @@ class _Heap:
 
 def _run_lane(lane: str, inbox: "queue.Queue", graphs: _Graphs, send: Callable[[Any], None],
               heap: Optional[_Heap] = None) -> None:
+    waiting: "collections.deque" = collections.deque()  # taken from the inbox while a build settled
     while True:
-        message = inbox.get()
+        message = waiting.popleft() if waiting else inbox.get()
         if message is None:
             return
-        _, _, job_id, graph_key, blob, task, args, max_graphs = message
-        send(("start", job_id))
-
-        def progress(stage: str, fraction: float, job_id=job_id, graph_key=graph_key) -> None:
-            send(("progress", job_id, stage, fraction))
-            faults.check(stage, graph_key)
-
-        built = None
-        try:
-            state = graphs.get(graph_key)
-            if state is None:
-                if blob is None or lane != "main":
-                    send(("need_graph", job_id))
-                    continue
-                state = built = tasks.GraphState(blob, progress)
-                graphs.put(graph_key, state, max_graphs)
-            send(("done", job_id, tasks.TASKS[task](state, args, progress), rss_bytes()))
-        except errors.PublicError as e:
-            send(("failed", job_id, e.http_code, str(e), rss_bytes()))
-        except Exception as e:  # noqa: BLE001 - any bug becomes a readable 500 for this job only
-            traceback.print_exc()
-            send(("failed", job_id, 500, f"{task} failed: {type(e).__name__}: {e}", rss_bytes()))
+        built = _run_job(lane, message, graphs, send)
         # The job's payload (the graph's encoding: 150 MB at 1M ops) is not kept while the lane
         # waits for its next job: the built graph holds what it needs (its nodes' encodings).
-        message = blob = None
+        message = None
         if built is not None:  # the first answer has gone out: the rest of the build
             try:
-                built.settle()
+                built.settle(lambda: _serve_early(lane, built, inbox, waiting, graphs, send))
             except Exception:  # noqa: BLE001 - a later info-pane click does it again, or fails itself
                 traceback.print_exc()
         if heap is not None:
             heap.give_back()
+
+
+def _serve_early(lane: str, state: "tasks.GraphState", inbox: "queue.Queue", waiting: "collections.deque",
+                 graphs: _Graphs, send: Callable[[Any], None]) -> None:
+    """While ``state``'s build settles: answer the jobs come meanwhile that it can answer already
+    (``GraphState.answers_early``: opening the group built ahead); keep the others, in order, for
+    after."""
+    while True:
+        try:
+            message = inbox.get_nowait()
+        except queue.Empty:
+            return
+        if message is not None and graphs.get(message[3]) is state and state.answers_early(message[5], message[6]):
+            _run_job(lane, message, graphs, send)
+        else:
+            waiting.append(message)
+
+
+def _run_job(lane: str, message: tuple, graphs: _Graphs, send: Callable[[Any], None]) -> Optional["tasks.GraphState"]:
+    """Run one job and send its answer; the GraphState it built, if it built one."""
+    _, _, job_id, graph_key, blob, task, args, max_graphs = message
+    send(("start", job_id))
+
+    def progress(stage: str, fraction: float, job_id=job_id, graph_key=graph_key) -> None:
+        send(("progress", job_id, stage, fraction))
+        faults.check(stage, graph_key)
+
+    built = None
+    try:
+        state = graphs.get(graph_key)
+        if state is None:
+            if blob is None or lane != "main":
+                send(("need_graph", job_id))
+                return None
+            state = built = tasks.GraphState(blob, progress)
+            graphs.put(graph_key, state, max_graphs)
+        send(("done", job_id, tasks.TASKS[task](state, args, progress), rss_bytes()))
+    except errors.PublicError as e:
+        send(("failed", job_id, e.http_code, str(e), rss_bytes()))
+    except Exception as e:  # noqa: BLE001 - any bug becomes a readable 500 for this job only
+        traceback.print_exc()
+        send(("failed", job_id, 500, f"{task} failed: {type(e).__name__}: {e}", rss_bytes()))
+    return built
 
 
 def worker_main(receive: Callable[[], Any], send: Callable[[Any], None], prefault_bytes: int = 0) -> None:

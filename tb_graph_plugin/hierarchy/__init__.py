@@ -36,6 +36,13 @@ the partial build stops); then 7 and 8. What those groups hold, the MetaEdges be
 children, their template ids and every group's cardinality are what the whole build gives
 them: a grouping phase run in one group regroups that group's subtree only.
 
+:data:`EXPAND_AHEAD_PIPELINE` (``build_expand_ahead_hierarchy``) takes such a partial build on:
+one more shown group grouped with its whole subtree (``h.whole_subtrees``: the grouping phases
+2-3b run there only, every group under it included; then the MetaEdges of the shown groups and
+that subtree; ``whole_templates``, steps 5-6 there; the template ids; 7; 8). That group must be
+the first of a class of exact copies (then every group under it shares its structure with its
+counterparts in the copies).
+
 Afterwards, on demand: ``profile.join_step_stats`` (step stats per op, summed per group),
 ``stats.histograms`` (a group's ops counted by op, device, XLA cluster) and
 ``details.node_details`` (the info pane).
@@ -75,11 +82,12 @@ from tb_graph_plugin.hierarchy.model import (
 from tb_graph_plugin.hierarchy.profile import join_step_stats
 from tb_graph_plugin.hierarchy.copies import copy_classes
 from tb_graph_plugin.hierarchy.unique import unproven
-from tb_graph_plugin.pipeline import Pipeline, Step
+from tb_graph_plugin.pipeline import Pipeline, Progress, Step
 
 __all__ = [
     "build_hierarchy",
     "build_first_view_hierarchy",
+    "build_expand_ahead_hierarchy",
     "join_step_stats",
     "node_details",
     "Hierarchy",
@@ -91,19 +99,21 @@ __all__ = [
 ]
 
 
-def build_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions] = None) -> Hierarchy:
-    """Group a SlimGraph into MetaNodes, SeriesNodes and MetaEdges."""
-    return _whole(_Build(Hierarchy(slim, options or HierarchyOptions())))
+def build_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions] = None,
+                    progress: Optional[Progress] = None) -> Hierarchy:
+    """Group a SlimGraph into MetaNodes, SeriesNodes and MetaEdges (``progress(step, fraction)``
+    called before each step: a worker answers what it can between them)."""
+    return _whole(_Build(Hierarchy(slim, options or HierarchyOptions())), progress=progress)
 
 
-def _whole(b: _Build, start_after: Optional[str] = None) -> Hierarchy:
+def _whole(b: _Build, start_after: Optional[str] = None, progress: Optional[Progress] = None) -> Hierarchy:
     """:data:`PIPELINE` on ``b`` (from after the step ``start_after``); built again from scratch
     without replicating copies when a replicated name might differ (``replicate.NotReplicated``)."""
     try:
-        return _without_gc(PIPELINE, b, start_after=start_after).h
+        return _without_gc(PIPELINE, b, start_after=start_after, progress=progress).h
     except replicate.NotReplicated:
         options = dataclasses.replace(b.h.options, replicate_copies=False)
-        return _without_gc(PIPELINE, _Build(Hierarchy(b.h.slim, options))).h
+        return _without_gc(PIPELINE, _Build(Hierarchy(b.h.slim, options)), progress=progress).h
 
 
 def build_first_view_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions], shown) -> Hierarchy:
@@ -119,6 +129,7 @@ def build_first_view_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptio
     h.grouped_only = frozenset(shown)
     b = _without_gc(FIRST_VIEW_PIPELINE, _Build(h))
     if _proven(b):
+        h.copy_of = b.copy_of
         return h  # its scope tree is left for the whole build after it (``scopes.build_scopes``)
     scopes.forget_left(slim)
     if b.not_unique_at == "unique_scopes":  # nothing but the scopes made: the whole build goes on from them
@@ -127,11 +138,32 @@ def build_first_view_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptio
     return build_hierarchy(slim, options)
 
 
-def _without_gc(pipeline: Pipeline, b: _Build, start_after: Optional[str] = None) -> _Build:
+def build_expand_ahead_hierarchy(first_view: Hierarchy, group: str) -> Optional[Hierarchy]:
+    """``first_view`` (a first view's partial build, from :func:`build_first_view_hierarchy`;
+    taken, not copied) with ``group`` (a child of one of its grouped groups) opened too and
+    grouped with its whole subtree as :func:`build_hierarchy` groups it (``h.whole_subtrees``):
+    the first view's likeliest next group, built while the user looks at that view, so that
+    opening it need not wait for the whole build (:data:`EXPAND_AHEAD_PIPELINE`). ``group`` must
+    be the first of a class of exact copies among its siblings (``h.copy_of``); its template ids
+    are then numbered where no template was numbered before it but its own and no new class of
+    copies follows it (``templates.number_grouped_templates``). None when that cannot be proven
+    (the whole build must answer; ``first_view`` is then spoilt)."""
+    h = first_view
+    if h.grouped_only is None or not h.copy_of or group not in h.group_index:
+        return None
+    h.whole_subtrees = frozenset({group})
+    if not _whole_roots_are_copied(h, h.copy_of):
+        return None
+    b = _without_gc(EXPAND_AHEAD_PIPELINE, _Build(h, copy_of=h.copy_of, shown=h.grouped_only | {group}))
+    return h if _proven(b) else None
+
+
+def _without_gc(pipeline: Pipeline, b: _Build, start_after: Optional[str] = None,
+                progress: Optional[Progress] = None) -> _Build:
     was_enabled = gc.isenabled()
     gc.disable()  # many small objects, no cycles: GC passes would cost O(heap) each
     try:
-        return pipeline.run(b, timings=b.h.timings, start_after=start_after)
+        return pipeline.run(b, timings=b.h.timings, start_after=start_after, progress=progress)
     finally:
         if was_enabled:
             gc.enable()
@@ -150,6 +182,7 @@ class _Build:
     # an exact copy of a sibling -> the first of its copies (``copies.copy_classes``)
     copies_proven: Optional[list] = None  # the lists of sibling groups ``copy_of`` was proven for
     replication: Optional[replicate.Replication] = None  # the whole build: the copies grouped once
+    shown: Optional[frozenset] = None  # an expand-ahead build: the groups shown, the one built ahead included
 
 
 def _block_series(b: _Build) -> None:
@@ -221,6 +254,30 @@ def _prove_unique(step: str):
     return Step(step, prove, when=_proven)
 
 
+def _whole_roots_are_copied(h: Hierarchy, copy_of: dict) -> bool:
+    """Whether each root of a whole subtree is the first of a class of exact copies among its
+    siblings, with another member: then every group under it shares its structure with the
+    group in the same place under each copy."""
+    firsts = [h.group_index.get(w) for w in h.whole_subtrees]
+    return all(w is not None and copy_of.get(w) == w and sum(f == w for f in copy_of.values()) >= 2 for w in firsts)
+
+
+def _whole_subtree_templates(b: _Build) -> None:
+    """Steps 5 and 6 of the whole build under the roots of whole subtrees: every group's
+    structure hash, the block series among their children, the new series and their ancestors
+    there hashed again."""
+    h = b.h
+    inside = h.whole_subtree_ids()
+    templates.hash_structures(h, set(inside))
+    roots = [h.group_index[w] for w in h.whole_subtrees]
+    made = series.detect_block_series(h, only=roots + inside)
+    if made:
+        dirty = {s.id for s in made}
+        for s in made:
+            dirty.update(a for a in h.ancestors(s.id) if h.under_whole_subtree(a))
+        templates.hash_structures(h, dirty)
+
+
 def _copy_series(b: _Build) -> None:
     """Block series among the grouped groups' children, from what the proofs say of their
     structure hashes (a class of copies shares one; a unique group shares none); each series
@@ -267,6 +324,30 @@ FIRST_VIEW_PIPELINE: Pipeline[_Build] = Pipeline("first_view_hierarchy", [
          when=lambda b: _proven(b) and bool(b.copy_of) and b.h.options.block_series_min_size > 0),
     Step("copy_templates", _number_grouped_templates,
          when=lambda b: _proven(b) and bool(b.copy_of) and b.h.options.templates),
+    _if_proven(_STEP["stats"]),
+    _STEP["release"],
+])
+
+
+def _into_whole_subtree(b: _Build) -> None:
+    """The grouping phases run in the whole subtree only (the shown groups are grouped already)."""
+    b.h.grouped_only = frozenset(b.h.whole_subtrees)
+
+
+def _shown_again(b: _Build) -> None:
+    b.h.grouped_only = b.shown
+
+
+EXPAND_AHEAD_PIPELINE: Pipeline[_Build] = Pipeline("expand_ahead_hierarchy", [
+    Step("into_subtree", _into_whole_subtree),
+    _STEP["infer_scopes"],
+    _STEP["infer_regions"],
+    _STEP["op_series"],
+    _STEP["split"],
+    Step("shown", _shown_again),
+    _STEP["metaedges"],
+    Step("whole_templates", _whole_subtree_templates),
+    Step("copy_templates", _number_grouped_templates, when=lambda b: b.h.options.templates),
     _if_proven(_STEP["stats"]),
     _STEP["release"],
 ])

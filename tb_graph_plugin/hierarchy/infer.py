@@ -52,10 +52,9 @@ def infer_scopes(h: Hierarchy) -> int:
     layers = Layers(h)
     for gid in [g.id for g in h.groups]:  # snapshot: new groups are not revisited
         g = h.groups[gid - n]
-        if not h.regroups(g):
+        if opts.infer_scopes is None and len(g.children) < opts.infer_min_siblings:  # most groups
             continue
-        if opts.infer_scopes is None and (len(g.children) < opts.infer_min_siblings  # most groups
-                                          or layers.count(g.children) < opts.infer_min_siblings):
+        if not h.regroups(g) or (opts.infer_scopes is None and layers.count(g.children) < opts.infer_min_siblings):
             continue
         created += _infer_in_group(h, g, opts.infer_scopes is None, memo, edges, layers)
     h.inferred_scopes = h.inferred_scopes or created > 0

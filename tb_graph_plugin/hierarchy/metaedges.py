@@ -14,7 +14,8 @@ objects are made when its ``metaedges`` are first read (a shown group's, a serie
 
 Pre-condition: the group tree is final (series made); previous metaedges are discarded.
 Post-condition: every base edge id is in exactly one MetaEdge (in a first view's partial build,
-``h.grouped_only`` set: every base edge whose LCA is one of those groups; the other groups have
+``h.grouped_only`` set: every base edge whose LCA is one of those groups or lies under one of
+``h.whole_subtrees``; the other groups have
 none, and ``max_metaedge_size`` is over those only); a MetaEdge's ``src`` and
 ``dst`` are distinct direct children of the group holding it; ``size`` is the sum of its
 base edges' ``edge_size``; ``n_control`` counts its control edges; ``h.metaedge_table`` holds
@@ -51,7 +52,7 @@ def build_metaedges(h: Hierarchy) -> None:
     edge_ids = None
     if h.grouped_only is not None:  # a first view's partial build: the grouped groups' MetaEdges only
         grouped = np.zeros(len(groups), dtype=bool)
-        grouped[np.asarray(h.grouped_ids(), dtype=np.int64) - n] = True
+        grouped[np.asarray(h.grouped_ids() + h.whole_subtree_ids(), dtype=np.int64) - n] = True
         edge_ids = np.flatnonzero(grouped[par[a] - n])
         if not len(edge_ids):
             _no_metaedges(groups)

@@ -259,6 +259,16 @@ class Hierarchy:
         # Group ids the grouping phases leave alone: the copies whose grouping ``replicate`` copies
         # from another's (set between its two steps of the whole build; empty otherwise).
         self.not_regrouped: frozenset[int] = frozenset()
+        # Groups (by name, each also in ``grouped_only``) a partial build groups with their whole
+        # subtree, as the whole build groups it: every group under them regroups too
+        # (``hierarchy.build_expand_ahead_hierarchy``); empty otherwise.
+        self.whole_subtrees: frozenset[str] = frozenset()
+        # A partial build: each grouped group's child proven an exact copy of a sibling -> the
+        # first of its copies (``hierarchy.copies``); None otherwise.
+        self.copy_of: Optional[dict[int, int]] = None
+        self._under_whole: dict[int, bool] = {}  # group id -> whether under one of them (the first
+        # walk's groups: True only; groups made since: either)
+        self._whole_upto = 0  # the ids the first walk saw are below this (0: not walked yet)
 
     @property
     def op_parent(self) -> list[int]:
@@ -281,7 +291,47 @@ class Hierarchy:
 
     def regroups(self, g: "MetaNode") -> bool:
         """Whether the grouping phases (inferred scopes, regions, op series, splits) run in ``g``."""
-        return (self.grouped_only is None or g.name in self.grouped_only) and g.id not in self.not_regrouped
+        if g.id in self.not_regrouped:
+            return False
+        return self.grouped_only is None or g.name in self.grouped_only or self.under_whole_subtree(g.id)
+
+    def under_whole_subtree(self, gid: int) -> bool:
+        """Whether group ``gid`` lies strictly under a group of ``whole_subtrees``: the groups
+        there when first asked (a walk down from each), and a group made since by its parents.
+        A phase regroups a group's children under new groups inside that group, so no group
+        ever moves into or out of such a subtree."""
+        if not self.whole_subtrees:
+            return False
+        known = self._under_whole
+        if not self._whole_upto:  # first asked: the walk
+            self._whole_upto = self.n_ops + len(self.groups)
+            known.update(dict.fromkeys(self.whole_subtree_ids(), True))
+        found = known.get(gid)
+        if found is not None or gid < self._whole_upto:
+            return bool(found)
+        climbed, g, groups, n = [], self.groups[gid - self.n_ops], self.groups, self.n_ops
+        while found is None:  # a group made after the walk: up to one the walk saw, or a root
+            climbed.append(g.id)
+            if g.parent < 0:
+                found = False
+            elif groups[g.parent - n].name in self.whole_subtrees:
+                found = True
+            elif g.parent < self._whole_upto:
+                found = known.get(g.parent, False)
+            else:
+                g = groups[g.parent - n]
+                found = known.get(g.id)
+        known.update(dict.fromkeys(climbed, found))
+        return found
+
+    def whole_subtree_ids(self) -> list[int]:
+        """The ids of every group strictly under a group of ``whole_subtrees``, in pre-order."""
+        out = []
+        for name in self.whole_subtrees:
+            gid = self.group_index.get(name)
+            if gid is not None:
+                out.extend(g.id for g in self.pre_order_groups(gid)[1:])
+        return out
 
     def grouped_ids(self) -> list[int]:
         """The ids of the groups named in ``grouped_only`` that exist (a first view's partial build)."""

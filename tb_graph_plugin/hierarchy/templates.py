@@ -33,6 +33,7 @@ import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.tree import ChildrenArrays, group_levels, group_parents
+from tb_graph_plugin.hierarchy.unique import op_type_codes, op_types
 from tb_graph_plugin.wire import EdgeKind, EdgeKindCode
 
 __all__ = ["hash_templates", "hash_structures", "number_templates", "number_grouped_templates", "BIG_METAGRAPH"]
@@ -177,12 +178,12 @@ def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
 def hash_structures(h: Hierarchy, dirty: Optional[set] = None) -> None:
     """Set ``structure_hash`` of every group (or, with ``dirty``, of those group ids only, their
     children's hashes being current); template ids are left to :func:`number_templates`."""
-    op_colour = {op: hash(("op", op)) for op in set(h.slim.ops)}
+    op_colour = {op: hash(("op", op)) for op in op_types(h.slim)}
     # The hash is a pure function of (is_series, child colours in order, edges by position):
     # the 48 identical layers of a deep model are refined once, then looked up.
     memo: dict[tuple, int] = {}
-    if dirty is None and h.metaedge_table is not None:
-        _hash_levels(h, op_colour, memo)
+    if h.metaedge_table is not None and (dirty is None or h.grouped_only is not None):
+        _hash_levels(h, op_colour, memo, dirty)  # a partial build's whole subtrees: many groups
     else:
         _hash_groups(h, op_colour, memo, dirty)
 
@@ -211,17 +212,24 @@ def _hash_groups(h: Hierarchy, op_colour: dict, memo: dict, dirty: Optional[set]
         g.structure_hash = cached
 
 
-def _hash_levels(h: Hierarchy, op_colour: dict, memo: dict) -> None:
-    """Hash every group from ``h.metaedge_table``, one level at a time, deepest first: the colours
-    of a level's children gathered at once (numpy), each group's memo key their bytes."""
+def _hash_levels(h: Hierarchy, op_colour: dict, memo: dict, only: Optional[set] = None) -> None:
+    """Hash every group (or the group ids ``only``, whole subtrees but their roots: their
+    children hashed with them) from ``h.metaedge_table``, one level at a time, deepest first: the
+    colours of a level's children gathered at once (numpy), each group's memo key their bytes."""
     n, groups, rounds = h.n_ops, h.groups, h.options.template_rounds
     tree = ChildrenArrays(h)
     table = _TableEdges(h, tree)
     edge_keys = table.keys
     colour_of = np.zeros(n + len(groups), dtype=np.int64)  # ops: their op's; groups: as hashed
-    colour_of[:n] = np.fromiter(map(op_colour.__getitem__, h.slim.ops), dtype=np.int64, count=n)
+    colour_of[:n] = np.array([op_colour[op] for op in op_types(h.slim)], dtype=np.int64)[op_type_codes(h.slim)[0]]
     level = group_levels(group_parents(h))
     by_level = np.argsort(-level, kind="stable")
+    if only is not None:
+        chosen = np.zeros(len(groups), dtype=bool)
+        chosen[np.fromiter(only, dtype=np.int64, count=len(only)) - n] = True
+        by_level = by_level[chosen[by_level]]
+        if not len(by_level):
+            return
     bounds = np.searchsorted(-level[by_level], np.arange(-int(level.max()), 2)).tolist()
     for lo, hi in zip(bounds, bounds[1:]):
         at = by_level[lo:hi]
@@ -287,12 +295,20 @@ def number_grouped_templates(h: Hierarchy, copy_of: dict[int, int]) -> bool:
     Ids are numbered in the pre-order of their first member, so a class's id is known while
     the subtree of every group before its first member in pre-order is known: a grouped group's,
     or one that stays flat (:func:`_stays_flat`). Another group not grouped (its subtree as its
-    scopes made it) may hold shared structures, and after it no new id can be numbered. Returns
-    False then (the ids are not set); True with each grouped group's children's ``template`` set
-    and ``h.templates`` holding the members seen."""
+    scopes made it) may hold shared structures, and after it no new id can be numbered.
+
+    A group of ``h.whole_subtrees`` (the first of its copies) has every group under it grouped
+    and hashed as the whole build does: each of those shares its hash with its counterpart in
+    every copy, so each has the id of its hash, numbered at its first member there. Only its own
+    class may have an id before it, and no new class of copies may follow it (either might share
+    a hash with a group under it, which ``copy_of`` cannot tell).
+
+    Returns False where an id cannot be known (the ids are not set); True with each grouped
+    group's children's ``template`` set and ``h.templates`` holding the members seen."""
     n, groups = h.n_ops, h.groups
-    ids: dict[int, str] = {}  # first member -> template id
+    ids: dict[tuple, str] = {}  # ("copies", first member) or ("hash", structure hash) -> template id
     unknown = False  # a subtree not grouped has been passed: later ids are unknown
+    whole_seen = False  # a whole subtree has been numbered: a later new class of copies is unknown
     stack = [iter(h.root.children)]
     templates: dict[str, list[int]] = {}
     while stack:
@@ -300,15 +316,23 @@ def number_grouped_templates(h: Hierarchy, copy_of: dict[int, int]) -> bool:
             if c < n:
                 continue
             g = groups[c - n]
-            first = copy_of.get(c)
             g.template = None
-            if first is not None:
-                if first not in ids:
-                    if unknown:
+            if h.under_whole_subtree(c):
+                key = ("hash", g.structure_hash)
+            else:
+                first = copy_of.get(c)
+                key = None if first is None else ("copies", first)
+            if key is not None:
+                if key not in ids:
+                    if unknown or (whole_seen and key[0] == "copies"):
                         return False
-                    ids[first] = f"T{len(ids)}"
-                g.template = ids[first]
+                    ids[key] = f"T{len(ids)}"
+                g.template = ids[key]
                 templates.setdefault(g.template, []).append(c)
+            if g.name in h.whole_subtrees:
+                if list(ids) != [("copies", c)]:
+                    return False
+                whole_seen = True
             if h.regroups(g):
                 stack.append(iter(g.children))
                 break

@@ -36,7 +36,7 @@ import numpy as np
 from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.tree import group_levels, group_parents
 
-__all__ = ["unique_structures", "unproven", "owners", "op_type_codes"]
+__all__ = ["unique_structures", "unproven", "owners", "op_type_codes", "op_types"]
 
 
 def unique_structures(h: Hierarchy, sibling_lists: list[list[int]]) -> bool:
@@ -64,17 +64,26 @@ def unproven(h: Hierarchy, sibling_lists: list[list[int]]) -> list[list[int]]:
             for gids in lists]
 
 
-_CODES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # SlimGraph -> (codes, count)
+_CODES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # SlimGraph -> (codes, count, op types)
 
 
 def op_type_codes(slim) -> tuple[np.ndarray, int]:
     """Each op's op type as a number, and how many there are (numbered in C, once per SlimGraph:
     a first view's partial builds check twice a round)."""
+    return _numbered(slim)[:2]
+
+
+def op_types(slim) -> list[str]:
+    """The op types :func:`op_type_codes` numbers, in the order of their numbers."""
+    return _numbered(slim)[2]
+
+
+def _numbered(slim) -> tuple:
     found = _CODES.get(slim)
     if found is None:
         code_of = {op: k for k, op in enumerate(dict.fromkeys(slim.ops))}
         found = _CODES[slim] = (np.fromiter(map(code_of.__getitem__, slim.ops), dtype=np.int64, count=len(slim.ops)),
-                                len(code_of))
+                                len(code_of), list(code_of))
     return found
 
 

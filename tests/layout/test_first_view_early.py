@@ -11,12 +11,12 @@ import pytest
 
 from tb_graph_plugin import wire
 from tb_graph_plugin.graph import build_slim_graph
-from tb_graph_plugin.hierarchy import build_hierarchy
+from tb_graph_plugin.hierarchy import build_expand_ahead_hierarchy, build_hierarchy
 from tb_graph_plugin.hierarchy.unique import unique_structures
 from tb_graph_plugin.ingest.graph_encoding import split_graph_def
 from tb_graph_plugin.ingest.local import open_logs
 from tb_graph_plugin.layout.scene import LayoutCache, build_scene
-from tb_graph_plugin.layout.scene.first_view import first_view_expanded, first_view_hierarchy
+from tb_graph_plugin.layout.scene.first_view import expand_ahead_group, first_view_expanded, first_view_hierarchy
 from tests.tb_app import OURS, TbApp
 
 _TIMINGS = ("layout_seconds", "timings")
@@ -31,8 +31,9 @@ def _graphs(path):
                 yield ref, logs.graph_def(ref)
 
 
-def _first_scene(h, ref) -> dict:
-    plain = wire.to_plain(build_scene(h, ref, first_view_expanded(h), cache=LayoutCache()))
+def _first_scene(h, ref, opened=None) -> dict:
+    """The scene with the first view's groups open (and ``opened``), but its timings."""
+    plain = wire.to_plain(build_scene(h, ref, first_view_expanded(h) + (opened or []), cache=LayoutCache()))
     for key in _TIMINGS:
         plain["stats"].pop(key, None)
     return plain
@@ -191,3 +192,88 @@ def test_the_worker_answers_the_towers_first_view_from_the_partial_build(real_lo
         assert {"tower_2/hidden", "tower_2/add_[0-5]"} <= inside, sorted(inside)
     finally:
         app.ours.pool.close()
+
+
+def _subtree(h, name: str) -> list:
+    """Every group under ``name`` (itself included), by names: as ``_tree`` but comparable across
+    two builds whose group ids differ."""
+    def names(ids):
+        return [h.name_of(c) for c in ids]
+
+    return [(type(g).__name__, g.name, g.label, names([g.parent]), names(g.children), g.template, g.cardinality,
+             [(h.name_of(e.src), h.name_of(e.dst), e.size, sorted(e.base_edges)) for e in g.metaedges])
+            for g in h.pre_order_groups(h.group_index[name])]
+
+
+def test_the_first_tower_built_ahead_is_the_whole_builds(real_logs):
+    """After a multi-tower graph's first view (its towers closed), the first tower, the likeliest
+    next click, is built ahead with its whole subtree (``build_expand_ahead_hierarchy``): every
+    group under it (``towers_deep``: an op series, a block series of ``layer_[0-3]``), their MetaEdges,
+    template ids and cardinalities are the whole build's, and so is the scene with it opened,
+    byte for byte, and the first view drawn from it is the one drawn before. It is planned only
+    where it can be proven: not on a run whose first view needed the whole build (a template
+    numbered before the towers', towers not copies), not for a tower that is not the first of
+    its copies."""
+    planned = set()
+    for ref, graph_def in _graphs(real_logs.get("tf1_towers")):
+        slim = build_slim_graph(split_graph_def(graph_def.SerializeToString(), ref.tag))
+        early = first_view_hierarchy(slim)
+        group = expand_ahead_group(early)
+        if early.grouped_only is None:
+            assert group is None, ref.run
+            continue
+        assert group == "tower_0", ref.run
+        whole = build_hierarchy(slim)
+        first_scene = _first_scene(early, ref)
+        ahead = build_expand_ahead_hierarchy(early, group)
+        assert ahead is early and json.dumps(_first_scene(ahead, ref), sort_keys=True) == json.dumps(first_scene, sort_keys=True)
+        assert _subtree(ahead, group) == _subtree(whole, group), ref.run
+        assert json.dumps(_first_scene(ahead, ref, [group]), sort_keys=True) == \
+            json.dumps(_first_scene(whole, ref, [group]), sort_keys=True), ref.run
+        assert build_expand_ahead_hierarchy(first_view_hierarchy(slim), "tower_1") is None  # a copy, not the first
+        planned.add(ref.run)
+    assert planned == {"towers", "towers_deep"}
+    deep = build_hierarchy(_slim_of(real_logs, "towers_deep"))
+    assert {"tower_0/add_[0-5]", "tower_0/layer_[0-3]"} <= {deep.name_of(c) for c in deep.group(deep.group_index["tower_0"]).children}
+
+
+def _slim_of(real_logs, run: str):
+    (graph_def,) = [g for ref, g in _graphs(real_logs.get("tf1_towers")) if ref.run == run]
+    return build_slim_graph(split_graph_def(graph_def.SerializeToString(), run))
+
+
+def test_the_worker_opens_the_tower_built_ahead_before_the_whole_hierarchy(real_logs):
+    """``worker_main`` in-process, the jobs queued as a user clicking at once would: the first
+    view, then the first tower opened (a scene delta, then a scene) answered from the tower built
+    ahead (timings: ``expand_ahead``, no ``hierarchy``), then another tower opened, which waits
+    for the whole Hierarchy. Each scene is the whole build's."""
+    from tb_graph_plugin.api.worker_process import worker_main
+
+    (graph_def,) = [g for ref, g in _graphs(real_logs.get("tf1_towers")) if ref.run == "towers_deep"]
+    payload = {"graph": graph_def.SerializeToString(), "hierarchy_options": {}}
+    graph = {"run": "towers_deep", "tag": "__run_graph__", "kind": "op", "step": None}
+
+    def job(job_id, task, **args):
+        return ("job", "main", job_id, "g", payload if job_id == "first" else None, task,
+                {"graph": graph, "extract": True, "float": True, **args}, 4)
+
+    first = ["tower_[0-3]"]
+    inbox = [job("first", "scene", expanded=[], first_view=True),
+             job("delta", "scene_delta", expanded=[*first, "tower_0"], **{"from": first}),
+             job("open0", "scene", expanded=[*first, "tower_0"]),
+             job("open2", "scene", expanded=[*first, "tower_2"]), None]
+    sent = []
+    worker_main(lambda: inbox.pop(0), sent.append)
+    done = {m[1]: json.loads(m[2]) for m in sent if m[0] == "done"}
+    assert set(done) == {"first", "delta", "open0", "open2"}, [m for m in sent if m[0] == "failed"]
+    assert done["first"]["expanded"] == first
+    assert "expand_ahead" in done["open0"]["stats"]["timings"] and "hierarchy" not in done["open0"]["stats"]["timings"]
+    assert "hierarchy" in done["open2"]["stats"]["timings"]
+    assert {n["name"] for n in done["delta"]["upserted_nodes"]} >= {"tower_0/add_[0-5]", "tower_0/layer_[0-3]"}
+    whole = build_hierarchy(_slim_of(real_logs, "towers_deep"))
+    ref = wire.GraphRef(run="towers_deep", tag="__run_graph__", kind=wire.GraphKind.OP)
+    for job_id, group in (("open0", "tower_0"), ("open2", "tower_2")):
+        expected = wire.to_plain(build_scene(whole, ref, [*first, group], cache=LayoutCache()))
+        for plain in (expected, done[job_id]):  # but the stats: timings, the graph report, cache hits
+            plain.pop("stats")
+        assert json.dumps(done[job_id], sort_keys=True) == json.dumps(expected, sort_keys=True), job_id

@@ -37,7 +37,7 @@ from tb_graph_plugin.graph.model import SlimGraph
 from tb_graph_plugin.hierarchy import HierarchyOptions, build_first_view_hierarchy, build_hierarchy
 from tb_graph_plugin.hierarchy.model import ROOT_NAME, Hierarchy, SeriesNode
 
-__all__ = ["first_view_expanded", "first_view_levels", "first_view_hierarchy"]
+__all__ = ["first_view_expanded", "first_view_levels", "first_view_hierarchy", "expand_ahead_group"]
 
 
 def first_view_expanded(h: Hierarchy, max_children: int = 8, min_share: float = 0.6, max_depth: int = 2,
@@ -82,6 +82,23 @@ def first_view_hierarchy(slim: SlimGraph, options: Optional[HierarchyOptions] = 
             return h
         grouped |= names
     return build_hierarchy(slim, options)
+
+
+def expand_ahead_group(h: Hierarchy) -> Optional[str]:
+    """The group a user is likeliest to open next on a first view drawn from a partial build, when
+    ``hierarchy.build_expand_ahead_hierarchy`` can build it ahead: the largest closed group the
+    first view shows (the first of equals), if it is the first of a class of exact copies among
+    its siblings (``h.copy_of``: the towers of a multi-tower graph). None otherwise."""
+    if h.grouped_only is None or not h.copy_of:
+        return None
+    opened = _first_view_ids(h)
+    shown = [c for g in [h.root.id, *opened] for c in h.group(g).children
+             if h.is_group(c) and c not in opened and not _is_library_function(h, c)]
+    if not shown:
+        return None
+    best = max(shown, key=h.cardinality)
+    copies = sum(first == best for first in h.copy_of.values())
+    return h.name_of(best) if h.copy_of.get(best) == best and copies >= 2 else None
 
 
 def _first_view_ids(h: Hierarchy, max_children: int = 8, min_share: float = 0.6, max_depth: int = 2,
