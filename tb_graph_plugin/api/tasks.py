@@ -103,10 +103,10 @@ class GraphState:
         self.run_metadata = payload.get("run_metadata")
         self.hierarchy = None  # the whole Hierarchy, once built (``build_hierarchy``)
         # After a first view drawn from a partial build: (that partial Hierarchy, the group to
-        # build ahead in it), then the Hierarchy built ahead and its layout cache until the
-        # whole one is built
+        # build ahead in it), then (the Hierarchy built ahead, its layout cache) until the whole
+        # one is built: one attribute, read at once by the other lane
         self.ahead_plan: Optional[tuple] = None
-        self.ahead = self.ahead_cache = None
+        self.ahead: Optional[tuple] = None
         self._hierarchy_lock = threading.Lock()  # the quick lane may ask for it while the main lane builds it
         BUILD.run(self, timings=self.timings, progress=progress, span=(0.1, 0.55))
         self.first_scene = True
@@ -131,7 +131,7 @@ class GraphState:
                     progress("hierarchy", 0.5)
                 start = time.perf_counter()
                 _hierarchy(self, between)  # without the collector: ``build_hierarchy`` turns it off
-                self.ahead = self.ahead_cache = None  # dropped before the heap is frozen
+                self.ahead = None  # dropped before the heap is frozen
                 self._built("hierarchy", start)
 
     def first_view_hierarchy(self, progress: Progress):
@@ -174,7 +174,7 @@ class GraphState:
         except errors.PublicError:  # the graph's own fault (too deep): the next job says so
             pass
         finally:
-            self.ahead = self.ahead_cache = None
+            self.ahead = None
         preload_late()
         _return_freed_memory()
 
@@ -190,28 +190,29 @@ class GraphState:
         from tb_graph_plugin.layout.scene import LayoutCache
 
         start = time.perf_counter()
-        self.ahead = build_expand_ahead_hierarchy(*plan)
+        h = build_expand_ahead_hierarchy(*plan)
         plan = None  # a partial Hierarchy the build spoilt is dropped here
-        self.ahead_cache = LayoutCache()
+        self.ahead = None if h is None else (h, LayoutCache())
         self.timings.add("expand_ahead", time.perf_counter() - start)
         return self.ahead is not None
 
     def answers_early(self, task: str, args: dict) -> bool:
         """Whether a job can be answered before the whole Hierarchy is built: a scene or a scene
         delta (not a first view) whose open groups the group built ahead covers."""
-        if self.hierarchy is not None or self.ahead is None or task not in ("scene", "scene_delta"):
+        ahead = self.ahead
+        if self.hierarchy is not None or ahead is None or task not in ("scene", "scene_delta"):
             return False
         if args.get("first_view") and not args.get("expanded"):
             return False
-        return _covers(self.ahead, [*args.get("expanded", ()), *args.get("from", ())])
+        return _covers(ahead[0], [*args.get("expanded", ()), *args.get("from", ())])
 
     def hierarchy_for(self, open_groups: list[str], progress: Progress):
         """The Hierarchy and layout cache to draw ``open_groups`` opened: the one built ahead while
         the whole one is not built and it covers them, else the whole one (built first if it is
         not yet)."""
-        ahead, cache = self.ahead, self.ahead_cache
-        if self.hierarchy is None and ahead is not None and _covers(ahead, open_groups):
-            return ahead, cache
+        ahead = self.ahead
+        if self.hierarchy is None and ahead is not None and _covers(ahead[0], open_groups):
+            return ahead
         self.build_hierarchy(progress)
         return self.hierarchy, self.layout_cache
 
