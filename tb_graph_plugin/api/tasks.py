@@ -22,9 +22,11 @@ built yet (stage ``hierarchy``).
 Opening the first view's likeliest next group before the rest (issue 21): where that group is
 the first of a multi-tower graph's towers (``first_view.expand_ahead_group``), the worker
 builds it first, with its whole subtree (``GraphState.build_ahead``, stage ``expand_ahead``:
-~0.7 s at 1M ops against ~1.3 s for the whole build), and answers a scene or scene delta that
+~0.6 s at 1M ops against ~1.3 s for the whole build), and answers a scene or scene delta that
 opens only groups it covers from it, before the whole build and between its steps
-(``GraphState.answers_early``, ``worker_process``).
+(``GraphState.answers_early``, ``worker_process``). A quick job meanwhile waits for what the
+main lane builds rather than building the whole Hierarchy beside it: an info-pane click on a
+group the tower built ahead shows is answered from it (``GraphState.hierarchy_for_node``).
 
 A ``diff`` job's graph is a pair: its payload holds graph B and, under ``base``, the payload of
 graph A; ``GraphState`` builds both (A as ``state.base``) and ``diff_task`` compares them
@@ -107,6 +109,11 @@ class GraphState:
         # one is built: one attribute, read at once by the other lane
         self.ahead_plan: Optional[tuple] = None
         self.ahead: Optional[tuple] = None
+        # A first view went out from a partial build and ``settle`` has not ended: the main lane
+        # builds the rest, and a quick job waits for what it needs rather than building beside it
+        self.settling = False
+        self._ahead_done = threading.Event()  # ``build_ahead`` ended (or was not planned)
+        self._settled = threading.Event()  # ``settle`` ended
         self._hierarchy_lock = threading.Lock()  # the quick lane may ask for it while the main lane builds it
         BUILD.run(self, timings=self.timings, progress=progress, span=(0.1, 0.55))
         self.first_scene = True
@@ -168,13 +175,18 @@ class GraphState:
         answers the jobs waiting that :meth:`answers_early` can (after the group built ahead, and
         between the steps of the whole build)."""
         try:
-            if self.build_ahead() and serve is not None:
+            built = self.build_ahead()
+            self._ahead_done.set()
+            if built and serve is not None:
                 serve()
             self.build_hierarchy(between=serve)
         except errors.PublicError:  # the graph's own fault (too deep): the next job says so
             pass
         finally:
             self.ahead = None
+            self._ahead_done.set()
+            self.settling = False
+            self._settled.set()
         preload_late()
         _return_freed_memory()
 
@@ -206,6 +218,21 @@ class GraphState:
             return False
         return _covers(ahead[0], [*args.get("expanded", ()), *args.get("from", ())])
 
+    def hierarchy_for_node(self, name: str, progress: Progress):
+        """The Hierarchy to read node ``name``'s details from (a quick job). While the main lane
+        settles: the one built ahead, waited for while it is built, when ``name`` is a group
+        shown there (its parent group is: ``_covers``); else the whole one, waited for while the
+        main lane builds it (two builds at once on two threads would share one interpreter, and
+        slow the group built ahead too). Otherwise the whole one, built first if it is not yet."""
+        if self.hierarchy is None and self.settling:
+            self._ahead_done.wait()
+            ahead = self.ahead
+            if self.hierarchy is None and ahead is not None and _covers_group(ahead[0], name):
+                return ahead[0]
+            self._settled.wait()
+        self.build_hierarchy(progress)
+        return self.hierarchy
+
     def hierarchy_for(self, open_groups: list[str], progress: Progress):
         """The Hierarchy and layout cache to draw ``open_groups`` opened: the one built ahead while
         the whole one is not built and it covers them, else the whole one (built first if it is
@@ -215,6 +242,16 @@ class GraphState:
             return ahead
         self.build_hierarchy(progress)
         return self.hierarchy, self.layout_cache
+
+
+def _covers_group(h, name: str) -> bool:
+    """Whether ``name`` is a group whose parent a partial Hierarchy groups as the whole one does
+    (its details read that parent's MetaEdges and its ancestors')."""
+    gid = h.group_index.get(name)
+    if gid is None or not h.is_group(gid):
+        return False
+    parent = h.group(gid).parent
+    return parent >= 0 and _covers(h, [h.name_of(parent)])
 
 
 def _covers(h, open_groups) -> bool:
@@ -393,6 +430,7 @@ def _early_first_view(state: GraphState, ref: wire.GraphRef, args: dict, progres
     h = state.first_view_hierarchy(progress)
     if h is None:
         return None
+    state.settling = True  # the worker settles the build once this answer has gone out
     progress("layout", 0.7)
     scene = build_scene(h, ref, first_view_expanded(h), options=_scene_options(args), cache=LayoutCache())
     scene.stats.update(graph_report(state))
@@ -446,7 +484,7 @@ def node_task(state: GraphState, args: dict, progress: Progress) -> str:
     from tb_graph_plugin.hierarchy import node_details
 
     progress("node", 0.9)
-    h = state.hierarchy
+    h = state.hierarchy_for_node(args["name"], progress)
     name = _node_name(h, args["name"])
     with _malformed_node_defs("this graph"):
         return wire.to_json(node_details(h, name))
@@ -506,7 +544,7 @@ def node_data_task(state: GraphState, args: dict, progress: Progress) -> str:
 TASKS: dict[str, Callable[[GraphState, dict, Progress], str]] = {
     "scene": scene_task,
     "scene_delta": scene_delta_task,
-    "node": _on_whole(node_task),
+    "node": node_task,
     "search": _on_whole(search_task),
     "diff": _on_whole(diff_task),
     "node_data": _on_whole(node_data_task),

@@ -277,3 +277,39 @@ def test_the_worker_opens_the_tower_built_ahead_before_the_whole_hierarchy(real_
         for plain in (expected, done[job_id]):  # but the stats: timings, the graph report, cache hits
             plain.pop("stats")
         assert json.dumps(done[job_id], sort_keys=True) == json.dumps(expected, sort_keys=True), job_id
+
+
+def test_an_info_pane_click_on_the_tower_built_ahead_waits_for_it_not_for_the_whole_build(real_logs):
+    """The double-click that opens ``tower_0`` also selects it: its ``node`` job (the quick lane)
+    comes while the main lane settles. It waits for the tower built ahead and is answered from it
+    (the whole Hierarchy not built yet: no second build beside the main lane's), the same details
+    as the whole build gives; a node the tower built ahead does not show waits for the whole one."""
+    import threading
+
+    from tb_graph_plugin.api import tasks
+
+    (graph_def,) = [g for ref, g in _graphs(real_logs.get("tf1_towers")) if ref.run == "towers_deep"]
+    state = tasks.GraphState({"graph": graph_def.SerializeToString()}, lambda stage, fraction: None)
+    graph = {"run": "towers_deep", "tag": "__run_graph__", "kind": "op", "step": None}
+    tasks.scene_task(state, {"graph": graph, "expanded": [], "first_view": True}, lambda stage, fraction: None)
+    assert state.settling and state.ahead_plan is not None
+    answers = {}
+
+    def click(name):
+        answers[name] = (json.loads(tasks.TASKS["node"](state, {"name": name}, lambda stage, fraction: None)),
+                         state.hierarchy is None)
+
+    clicks = [threading.Thread(target=click, args=(name,)) for name in ("tower_0", "tower_2/hidden")]
+    for thread in clicks:
+        thread.start()
+
+    def serve():  # after the tower built ahead, before the whole build: the first click is answered meanwhile
+        if state.hierarchy is None:
+            clicks[0].join(30)
+
+    state.settle(serve)
+    for thread in clicks:
+        thread.join(30)
+    assert answers["tower_0"][1] and not answers["tower_2/hidden"][1]  # from the tower built ahead; after the whole build
+    whole = json.loads(tasks.TASKS["node"](state, {"name": "tower_0"}, lambda stage, fraction: None))
+    assert answers["tower_0"][0] == whole and whole["template"] == "T0" and whole["cardinality"] > 50
