@@ -114,6 +114,7 @@ class GraphState:
         self.settling = False
         self._ahead_done = threading.Event()  # ``build_ahead`` ended (or was not planned)
         self._settled = threading.Event()  # ``settle`` ended
+        self._settler: Optional[threading.Thread] = None  # the thread settling (never waits for itself)
         self._hierarchy_lock = threading.Lock()  # the quick lane may ask for it while the main lane builds it
         BUILD.run(self, timings=self.timings, progress=progress, span=(0.1, 0.55))
         self.first_scene = True
@@ -174,6 +175,7 @@ class GraphState:
         then the memory the build's intermediates held given back to the system. ``serve()``
         answers the jobs waiting that :meth:`answers_early` can (after the group built ahead, and
         between the steps of the whole build)."""
+        self._settler = threading.current_thread()
         try:
             built = self.build_ahead()
             self._ahead_done.set()
@@ -224,11 +226,17 @@ class GraphState:
         shown there (its parent group is: ``_covers``); else the whole one, waited for while the
         main lane builds it (two builds at once on two threads would share one interpreter, and
         slow the group built ahead too). Otherwise the whole one, built first if it is not yet."""
-        if self.hierarchy is None and self.settling:
+        if self.hierarchy is None and self.settling and threading.current_thread() is not self._settler:
             self._ahead_done.wait()
             ahead = self.ahead
             if self.hierarchy is None and ahead is not None and _covers_group(ahead[0], name):
                 return ahead[0]
+        return self.whole_hierarchy(progress)
+
+    def whole_hierarchy(self, progress: Progress):
+        """The whole Hierarchy for a job that needs it: waited for while the main lane settles
+        the build (rather than built beside it), else built first if it is not yet."""
+        if self.hierarchy is None and self.settling and threading.current_thread() is not self._settler:
             self._settled.wait()
         self.build_hierarchy(progress)
         return self.hierarchy
@@ -240,8 +248,7 @@ class GraphState:
         ahead = self.ahead
         if self.hierarchy is None and ahead is not None and _covers(ahead[0], open_groups):
             return ahead
-        self.build_hierarchy(progress)
-        return self.hierarchy, self.layout_cache
+        return self.whole_hierarchy(progress), self.layout_cache
 
 
 def _covers_group(h, name: str) -> bool:
@@ -443,7 +450,7 @@ def _early_first_view(state: GraphState, ref: wire.GraphRef, args: dict, progres
 def _on_whole(task: Callable[[GraphState, dict, Progress], str]) -> Callable[[GraphState, dict, Progress], str]:
     """``task`` run on the whole Hierarchy (built first if a first view went out without it)."""
     def run(state: GraphState, args: dict, progress: Progress) -> str:
-        state.build_hierarchy(progress)
+        state.whole_hierarchy(progress)
         return task(state, args, progress)
 
     run.__doc__ = task.__doc__
