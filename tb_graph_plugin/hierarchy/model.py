@@ -290,7 +290,9 @@ class Hierarchy:
         return self._op_parent_array
 
     def regroups(self, g: "MetaNode") -> bool:
-        """Whether the grouping phases (inferred scopes, regions, op series, splits) run in ``g``."""
+        """Whether the grouping phases (inferred scopes, regions, op series, splits) run in ``g``:
+        in every group (the whole build), or in those named in ``grouped_only`` and those under a
+        group of ``whole_subtrees`` (a partial build); never in the copies ``replicate`` groups."""
         if g.id in self.not_regrouped:
             return False
         return self.grouped_only is None or g.name in self.grouped_only or self.under_whole_subtree(g.id)
