@@ -142,10 +142,12 @@ def _serve_early(lane: str, state: "tasks.GraphState", inbox: "queue.Queue", wai
             message = inbox.get_nowait()
         except queue.Empty:
             return
-        if message is not None and graphs.get(message[3]) is state and state.answers_early(message[5], message[6]):
-            _run_job(lane, message, graphs, send)
-        else:
-            waiting.append(message)
+        if message is not None:
+            _, _, _, graph_key, _, task, args, _ = message
+            if graphs.get(graph_key) is state and state.answers_early(task, args):
+                _run_job(lane, message, graphs, send)
+                continue
+        waiting.append(message)
 
 
 def _run_job(lane: str, message: tuple, graphs: _Graphs, send: Callable[[Any], None]) -> Optional["tasks.GraphState"]:

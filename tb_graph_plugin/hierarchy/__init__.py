@@ -80,7 +80,7 @@ from tb_graph_plugin.hierarchy.model import (
     SeriesNode,
 )
 from tb_graph_plugin.hierarchy.profile import join_step_stats
-from tb_graph_plugin.hierarchy.copies import copy_classes
+from tb_graph_plugin.hierarchy.copies import copy_classes, first_of_copies
 from tb_graph_plugin.hierarchy.unique import unproven
 from tb_graph_plugin.pipeline import Pipeline, Progress, Step
 
@@ -259,7 +259,7 @@ def _whole_roots_are_copied(h: Hierarchy, copy_of: dict) -> bool:
     siblings, with another member: then every group under it shares its structure with the
     group in the same place under each copy."""
     firsts = [h.group_index.get(w) for w in h.whole_subtrees]
-    return all(w is not None and copy_of.get(w) == w and sum(f == w for f in copy_of.values()) >= 2 for w in firsts)
+    return all(w is not None and first_of_copies(copy_of, w) for w in firsts)
 
 
 def _whole_subtree_templates(b: _Build) -> None:

@@ -51,7 +51,7 @@ from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.hierarchy.tree import group_levels, group_parents
 from tb_graph_plugin.hierarchy.unique import op_type_codes, owners
 
-__all__ = ["copy_classes", "CopyProof", "prove_copies"]
+__all__ = ["copy_classes", "first_of_copies", "CopyProof", "prove_copies"]
 
 
 def copy_classes(h: Hierarchy, sibling_lists: list[list[int]]) -> Optional[dict[int, int]]:
@@ -75,6 +75,12 @@ def copy_classes(h: Hierarchy, sibling_lists: list[list[int]]) -> Optional[dict[
                 return None
             counted.add(c)
     return found
+
+
+def first_of_copies(copy_of: Optional[dict[int, int]], gid: int) -> bool:
+    """Whether ``gid`` is the first of a class of exact copies with another member, in a map
+    :func:`copy_classes` gave."""
+    return bool(copy_of) and copy_of.get(gid) == gid and sum(first == gid for first in copy_of.values()) >= 2
 
 
 @dataclasses.dataclass

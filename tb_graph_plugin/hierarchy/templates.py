@@ -36,7 +36,7 @@ from tb_graph_plugin.hierarchy.tree import ChildrenArrays, group_levels, group_p
 from tb_graph_plugin.hierarchy.unique import op_type_codes, op_types
 from tb_graph_plugin.wire import EdgeKind, EdgeKindCode
 
-__all__ = ["hash_templates", "hash_structures", "number_templates", "number_grouped_templates", "BIG_METAGRAPH"]
+__all__ = ["hash_structures", "number_templates", "number_grouped_templates", "BIG_METAGRAPH"]
 
 BIG_METAGRAPH = 512
 """Metagraphs with at least this many metaedges (an optimizer's thousands of update ops)
@@ -169,12 +169,6 @@ def _structure_hash(colour: list[int], edges: tuple, is_series: bool, rounds: in
     )
 
 
-def hash_templates(h: Hierarchy, dirty: Optional[set] = None) -> None:
-    """Hash every group (or, with ``dirty``, only those group ids) and assign template ids."""
-    hash_structures(h, dirty)
-    number_templates(h)
-
-
 def hash_structures(h: Hierarchy, dirty: Optional[set] = None) -> None:
     """Set ``structure_hash`` of every group (or, with ``dirty``, of those group ids only, their
     children's hashes being current); template ids are left to :func:`number_templates`."""
@@ -182,8 +176,8 @@ def hash_structures(h: Hierarchy, dirty: Optional[set] = None) -> None:
     # The hash is a pure function of (is_series, child colours in order, edges by position):
     # the 48 identical layers of a deep model are refined once, then looked up.
     memo: dict[tuple, int] = {}
-    if h.metaedge_table is not None and (dirty is None or h.grouped_only is not None):
-        _hash_levels(h, op_colour, memo, dirty)  # a partial build's whole subtrees: many groups
+    if h.metaedge_table is not None:
+        _hash_levels(h, op_colour, memo, dirty)
     else:
         _hash_groups(h, op_colour, memo, dirty)
 
@@ -213,9 +207,9 @@ def _hash_groups(h: Hierarchy, op_colour: dict, memo: dict, dirty: Optional[set]
 
 
 def _hash_levels(h: Hierarchy, op_colour: dict, memo: dict, only: Optional[set] = None) -> None:
-    """Hash every group (or the group ids ``only``, whole subtrees but their roots: their
-    children hashed with them) from ``h.metaedge_table``, one level at a time, deepest first: the
-    colours of a level's children gathered at once (numpy), each group's memo key their bytes."""
+    """Hash every group (or the group ids ``only``, the others' hashes being current) from
+    ``h.metaedge_table``, one level at a time, deepest first: the colours of a level's children
+    gathered at once (numpy), each group's memo key their bytes."""
     n, groups, rounds = h.n_ops, h.groups, h.options.template_rounds
     tree = ChildrenArrays(h)
     table = _TableEdges(h, tree)
@@ -225,6 +219,7 @@ def _hash_levels(h: Hierarchy, op_colour: dict, memo: dict, only: Optional[set] 
     level = group_levels(group_parents(h))
     by_level = np.argsort(-level, kind="stable")
     if only is not None:
+        colour_of[n:] = np.fromiter((g.structure_hash for g in groups), dtype=np.int64, count=len(groups))
         chosen = np.zeros(len(groups), dtype=bool)
         chosen[np.fromiter(only, dtype=np.int64, count=len(only)) - n] = True
         by_level = by_level[chosen[by_level]]

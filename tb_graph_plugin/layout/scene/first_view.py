@@ -35,6 +35,7 @@ from typing import Optional
 
 from tb_graph_plugin.graph.model import SlimGraph
 from tb_graph_plugin.hierarchy import HierarchyOptions, build_first_view_hierarchy, build_hierarchy
+from tb_graph_plugin.hierarchy.copies import first_of_copies
 from tb_graph_plugin.hierarchy.model import ROOT_NAME, Hierarchy, SeriesNode
 
 __all__ = ["first_view_expanded", "first_view_levels", "first_view_hierarchy", "expand_ahead_group"]
@@ -97,8 +98,7 @@ def expand_ahead_group(h: Hierarchy) -> Optional[str]:
     if not shown:
         return None
     best = max(shown, key=h.cardinality)
-    copies = sum(first == best for first in h.copy_of.values())
-    return h.name_of(best) if h.copy_of.get(best) == best and copies >= 2 else None
+    return h.name_of(best) if first_of_copies(h.copy_of, best) else None
 
 
 def _first_view_ids(h: Hierarchy, max_children: int = 8, min_share: float = 0.6, max_depth: int = 2,
