@@ -69,7 +69,7 @@ import gc
 from typing import Optional
 
 from tb_graph_plugin.graph.model import SlimGraph
-from tb_graph_plugin.hierarchy import infer, metaedges, regions, replicate, scopes, series, split, stats, templates
+from tb_graph_plugin.hierarchy import infer, metaedges, placement, regions, replicate, scopes, series, split, stats, templates
 from tb_graph_plugin.hierarchy.details import node_details
 from tb_graph_plugin.hierarchy.model import (
     ROOT_NAME,
@@ -330,8 +330,14 @@ FIRST_VIEW_PIPELINE: Pipeline[_Build] = Pipeline("first_view_hierarchy", [
 
 
 def _into_whole_subtree(b: _Build) -> None:
-    """The grouping phases run in the whole subtree only (the shown groups are grouped already)."""
+    """The grouping phases run in the whole subtree only (the shown groups are grouped already):
+    the base edges placed there only."""
     b.h.grouped_only = frozenset(b.h.whole_subtrees)
+    b.h.child_edges = placement.ChildEdges(b.h, subtrees=_whole_roots(b.h))
+
+
+def _whole_roots(h: Hierarchy) -> list[int]:
+    return [h.group_index[w] for w in sorted(h.whole_subtrees)]
 
 
 def _shown_again(b: _Build) -> None:
@@ -345,9 +351,9 @@ EXPAND_AHEAD_PIPELINE: Pipeline[_Build] = Pipeline("expand_ahead_hierarchy", [
     _STEP["op_series"],
     _STEP["split"],
     Step("shown", _shown_again),
-    _STEP["metaedges"],
+    Step("metaedges", lambda b: metaedges.build_metaedges(b.h, subtrees=_whole_roots(b.h))),
     Step("whole_templates", _whole_subtree_templates),
     Step("copy_templates", _number_grouped_templates, when=lambda b: b.h.options.templates),
-    _if_proven(_STEP["stats"]),
+    Step("stats", lambda b: stats.compute_stats(b.h, subtrees=_whole_roots(b.h)), when=_proven),
     _STEP["release"],
 ])

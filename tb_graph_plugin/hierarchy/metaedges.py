@@ -14,9 +14,10 @@ objects are made when its ``metaedges`` are first read (a shown group's, a serie
 
 Pre-condition: the group tree is final (series made); previous metaedges are discarded.
 Post-condition: every base edge id is in exactly one MetaEdge (in a first view's partial build,
-``h.grouped_only`` set: every base edge whose LCA is one of those groups or lies under one of
-``h.whole_subtrees``; the other groups have
-none, and ``max_metaedge_size`` is over those only); a MetaEdge's ``src`` and
+``h.grouped_only`` set: every base edge whose LCA is one of those groups; the other groups have
+none, and ``max_metaedge_size`` is over those only; in an expand-ahead build, ``subtrees``
+given: the base edges whose LCA lies in those subtrees are placed again, the MetaEdges of the
+groups outside them are kept as they were); a MetaEdge's ``src`` and
 ``dst`` are distinct direct children of the group holding it; ``size`` is the sum of its
 base edges' ``edge_size``; ``n_control`` counts its control edges; ``h.metaedge_table`` holds
 the same MetaEdges as columns, group after group (until a phase changes a group's metaedges).
@@ -24,38 +25,55 @@ the same MetaEdges as columns, group after group (until a phase changes a group'
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from tb_graph_plugin.wire import EdgeKindCode
 from tb_graph_plugin.hierarchy.dataflow import edge_arrays
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdgeTable
 from tb_graph_plugin.hierarchy.placement import lca_child_ends
-from tb_graph_plugin.hierarchy.tree import group_levels, group_parents
+from tb_graph_plugin.hierarchy.tree import ChildrenArrays, group_levels, group_parents, node_parents, subtree_ids
 
 __all__ = ["build_metaedges"]
 
 
-def build_metaedges(h: Hierarchy) -> None:
+def build_metaedges(h: Hierarchy, subtrees: Optional[list[int]] = None) -> None:
+    """The MetaEdges of every group (module docstring); with ``subtrees`` (group ids: an
+    expand-ahead build), of the groups in their subtrees only, from the base edges between two
+    ops there; the other groups keep theirs, ``max_metaedge_size`` the largest of all."""
     n = h.n_ops
     groups = h.groups
     total = n + len(groups)
-    group_parent = group_parents(h)  # ids - n; negative for the root
-    level = group_levels(group_parent)
     slim = h.slim
-    h.max_metaedge_size = 0
+    within = None if subtrees is None else subtree_ids(h, subtrees)
+    changed = groups if within is None else [groups[gid - n] for gid in within]
+    if within is None:
+        h.max_metaedge_size = 0
     if not slim.n_edges:
-        _no_metaedges(groups)
+        _no_metaedges(changed)
         return
     src, dst = edge_arrays(h)
-    par = np.concatenate([h.op_parent_array(), group_parent + n])
-    a, b = lca_child_ends(src, dst, par, group_parent, level, n)  # the ends' ancestors under the LCA
     edge_ids = None
-    if h.grouped_only is not None:  # a first view's partial build: the grouped groups' MetaEdges only
+    if within is None:
+        group_parent = group_parents(h)  # ids - n; negative for the root
+        par = np.concatenate([h.op_parent_array(), group_parent + n])
+    else:  # the subtrees' lists only: the parents of the nodes there, the edges between two of their ops
+        par = node_parents(ChildrenArrays(h, only=within), n)
+        group_parent = par[n:] - n  # negative for a subtree's root and every group outside
+        edge_ids = np.flatnonzero((par[src] >= 0) & (par[dst] >= 0))
+        src, dst = src[edge_ids], dst[edge_ids]
+    level = group_levels(group_parent)
+    a, b = lca_child_ends(src, dst, par, group_parent, level, n)  # the ends' ancestors under the LCA
+    if not len(a):
+        _no_metaedges(changed)
+        return
+    if within is None and h.grouped_only is not None:  # a first view's partial build: the grouped groups' MetaEdges only
         grouped = np.zeros(len(groups), dtype=bool)
-        grouped[np.asarray(h.grouped_ids() + h.whole_subtree_ids(), dtype=np.int64) - n] = True
+        grouped[np.asarray(h.grouped_ids(), dtype=np.int64) - n] = True
         edge_ids = np.flatnonzero(grouped[par[a] - n])
         if not len(edge_ids):
-            _no_metaedges(groups)
+            _no_metaedges(changed)
             return
         a, b = a[edge_ids], b[edge_ids]
     # One MetaEdge per (a, b), in order of first appearance; base edges in edge order: one stable
@@ -90,14 +108,14 @@ def build_metaedges(h: Hierarchy) -> None:
     rows = dict(zip((owner_ids + n).tolist(), zip(owner_starts.tolist(), ends)))
     table = MetaEdgeTable(a[heads], b[heads], kind_of, sizes, n_control, n_reference, base_edges, base_start, rows)
     non_control = set((owners[by_owner][n_control != row_counts] + n).tolist())
-    for g in groups:  # every group: its rows (or none), whether one holds a non-control edge
+    for g in changed:  # every group built: its rows (or none), whether one holds a non-control edge
         at = rows.get(g.id)
         if at is None:
             g.metaedges = []
         else:
             g.set_metaedge_rows(table, at[0], at[1])
         g.has_non_control_edges = g.id in non_control
-    h.max_metaedge_size = int(sizes.max())
+    h.max_metaedge_size = max(h.max_metaedge_size, int(sizes.max()))
     h.metaedge_table = table
 
 

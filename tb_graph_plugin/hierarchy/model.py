@@ -500,8 +500,14 @@ class Hierarchy:
         n = self.n_ops
         stack = [0 if start is None else start - n]
         groups = self.groups
-        holders = {g.parent for g in groups}  # most groups hold ops only
         append, pop, extend = out.append, stack.pop, stack.extend
+        if start is not None:  # a subtree: its children lists read, not every group
+            while stack:
+                g = groups[pop()]
+                append(g)
+                extend([c - n for c in reversed(g.children) if c >= n])
+            return out
+        holders = {g.parent for g in groups}  # most groups hold ops only
         while stack:
             g = groups[pop()]
             append(g)

@@ -23,7 +23,7 @@ import numpy as np
 
 from tb_graph_plugin.hierarchy.dataflow import Contraction, edge_arrays
 from tb_graph_plugin.hierarchy.model import Hierarchy
-from tb_graph_plugin.hierarchy.tree import ChildrenArrays, group_levels
+from tb_graph_plugin.hierarchy.tree import ChildrenArrays, group_levels, node_parents, subtree_ids
 from tb_graph_plugin.hierarchy.wide import WideContraction, edge_codes, peeled_rank, successor_sets
 
 __all__ = ["ChildEdges", "lca_child_ends", "lca_children", "placed_edges"]
@@ -96,23 +96,28 @@ class ChildEdges:
     series and splitting do. Metaedges are not needed.
     """
 
-    def __init__(self, h: Hierarchy) -> None:
+    def __init__(self, h: Hierarchy, subtrees: Optional[list[int]] = None) -> None:
         self.h = h
+        self.subtrees = subtrees  # None: every group may be asked; else only groups in the
+        # subtrees of these group ids (an expand-ahead build): the edges between two ops there
+        # are placed, the other groups' lists are not read
         self._bounds: Optional[np.ndarray] = None  # edges placed at group k: [bounds[k], bounds[k + 1])
 
     def _place(self) -> None:
         h = self.h
         n, groups = h.n_ops, h.groups
         n_groups = len(groups)
-        total = n + n_groups
-        tree = ChildrenArrays(h, copy=True)
+        only = None if self.subtrees is None else subtree_ids(h, self.subtrees)
+        tree = ChildrenArrays(h, copy=True, only=only)
         self._children = tree.lists  # as placed: positions refer to these
-        parent = np.full(total, -1, dtype=np.int64)  # the group holding each op and group
-        parent[tree.flat] = np.repeat(np.arange(n, total), tree.lengths)
+        parent = node_parents(tree, n)  # the group holding each op and group
         position = tree.position  # its position in that group's children
-        group_parent = parent[n:] - n  # ids - n; negative for the root
+        group_parent = parent[n:] - n  # ids - n; negative for the root (or a subtree's root)
         level = group_levels(group_parent)
         src, dst = edge_arrays(h)
+        if only is not None:
+            inside = np.flatnonzero((parent[src] >= 0) & (parent[dst] >= 0))
+            src, dst = src[inside], dst[inside]
         a, b = lca_child_ends(src, dst, parent, group_parent, level, n)
         inside = np.flatnonzero(a != b)  # a self loop joins no two children
         owner = parent[a[inside]] - n

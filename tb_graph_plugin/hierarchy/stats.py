@@ -30,21 +30,35 @@ import numpy as np
 from typing import Optional
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
-from tb_graph_plugin.hierarchy.tree import deepest_first, group_levels, group_parents
+from tb_graph_plugin.hierarchy.tree import (ChildrenArrays, deepest_first, group_levels, group_parents,
+                                            node_parents, subtree_ids)
 
 __all__ = ["compute_stats", "histograms", "Histograms", "top_placement"]
 
 
-def compute_stats(h: Hierarchy) -> None:
+def compute_stats(h: Hierarchy, subtrees: Optional[list[int]] = None) -> None:
+    """The stats of every group (module docstring); with ``subtrees`` (group ids whose stats
+    are current: an expand-ahead build regrouped under them), of the groups under them only,
+    and the depth of their ancestors."""
     n = h.n_ops
     groups = h.groups
     m = len(groups)
     slim = h.slim
-    parent = group_parents(h)  # ids - n; negative for the root
-    level = group_levels(parent)
     # direct op children per group, and the embeddings each main op owns (counted once, for
     # its owner, however many consumers list it)
-    op_parent = h.op_parent_array() - n
+    if subtrees is None:
+        changed = groups
+        parent = group_parents(h)  # ids - n; negative for the root
+        level = group_levels(parent)
+        op_parent = h.op_parent_array() - n
+    else:  # the subtrees' lists only; their roots' levels as they were
+        changed = [groups[gid - n] for gid in subtree_ids(h, subtrees)]
+        node_parent = node_parents(ChildrenArrays(h, only=[g.id for g in changed]), n)
+        parent = node_parent[n:] - n
+        top_level = np.zeros(m, dtype=np.int64)
+        top_level[np.asarray(subtrees, dtype=np.int64) - n] = [groups[r - n].level for r in subtrees]
+        level = group_levels(parent, top_level)
+        op_parent = node_parent[:n] - n
     placed = op_parent >= 0
     owners = np.asarray(slim.owner, dtype=np.int64)
     owned = np.bincount(owners[owners >= 0], minlength=n) if n else np.zeros(0, dtype=np.int64)
@@ -55,12 +69,22 @@ def compute_stats(h: Hierarchy) -> None:
         np.add.at(card, up, card[ids])
         np.add.at(emb, up, emb[ids])
         np.maximum.at(depth, up, depth[ids] + 1)
-    for g, c, e, d, lv in zip(groups, card.tolist(), emb.tolist(), depth.tolist(), level.tolist()):
+    at = np.fromiter((g.id for g in changed), dtype=np.int64, count=len(changed)) - n
+    for g, c, e, d, lv in zip(changed, card[at].tolist(), emb[at].tolist(), depth[at].tolist(), level[at].tolist()):
         g.cardinality = c
         g.n_embeddings = e
         g.depth = d
         g.level = lv
-    h.histogram_memo = _Memo(any(slim.devices), any(slim.xla_clusters), {})
+    for r in subtrees or ():  # each ancestor at least as deep as the regrouped subtree below it
+        below = groups[r - n]
+        while below.parent >= 0:
+            above = groups[below.parent - n]
+            above.depth = max(above.depth, below.depth + 1)
+            below = above
+    if subtrees is None or h.histogram_memo is None:
+        h.histogram_memo = _Memo(any(slim.devices), any(slim.xla_clusters), {})
+    else:  # what was counted read the subtrees' old order
+        h.histogram_memo = _Memo(h.histogram_memo.any_device, h.histogram_memo.any_xla, {})
 
 
 @dataclasses.dataclass

@@ -32,7 +32,7 @@ from typing import Optional
 import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
-from tb_graph_plugin.hierarchy.tree import ChildrenArrays, group_levels, group_parents
+from tb_graph_plugin.hierarchy.tree import ChildrenArrays, group_levels, group_parents, node_parents
 from tb_graph_plugin.hierarchy.unique import op_type_codes, op_types
 from tb_graph_plugin.wire import EdgeKind, EdgeKindCode
 
@@ -121,11 +121,12 @@ class _TableEdges:
     lookup is faster); ``edges`` unpacks them for a group whose hash is computed, ``arrays`` gives
     them as arrays for a big metagraph."""
 
-    def __init__(self, h: Hierarchy, tree: ChildrenArrays) -> None:
+    def __init__(self, h: Hierarchy, tree: ChildrenArrays, only: Optional[np.ndarray] = None) -> None:
         table = self.table = h.metaedge_table
         self.src, self.dst = tree.position[table.src], tree.position[table.dst]
         packed = (self.src * (int(tree.lengths.max()) + 1) + self.dst) * 4 + table.kind
-        self.keys = {gid: packed[lo:hi].tobytes() for gid, (lo, hi) in table.rows.items()}
+        rows = table.rows if only is None else {g: table.rows[g] for g in only.tolist() if g in table.rows}
+        self.keys = {gid: packed[lo:hi].tobytes() for gid, (lo, hi) in rows.items()}
 
     def edges(self, gid: int) -> tuple:
         lo, hi = self.table.rows[gid]
@@ -211,20 +212,31 @@ def _hash_levels(h: Hierarchy, op_colour: dict, memo: dict, only: Optional[set] 
     ``h.metaedge_table``, one level at a time, deepest first: the colours of a level's children
     gathered at once (numpy), each group's memo key their bytes."""
     n, groups, rounds = h.n_ops, h.groups, h.options.template_rounds
-    tree = ChildrenArrays(h)
-    table = _TableEdges(h, tree)
-    edge_keys = table.keys
+    colour_by_type = np.array([op_colour[op] for op in op_types(h.slim)], dtype=np.int64)
     colour_of = np.zeros(n + len(groups), dtype=np.int64)  # ops: their op's; groups: as hashed
-    colour_of[:n] = np.array([op_colour[op] for op in op_types(h.slim)], dtype=np.int64)[op_type_codes(h.slim)[0]]
-    level = group_levels(group_parents(h))
-    by_level = np.argsort(-level, kind="stable")
-    if only is not None:
-        colour_of[n:] = np.fromiter((g.structure_hash for g in groups), dtype=np.int64, count=len(groups))
-        chosen = np.zeros(len(groups), dtype=bool)
-        chosen[np.fromiter(only, dtype=np.int64, count=len(only)) - n] = True
-        by_level = by_level[chosen[by_level]]
-        if not len(by_level):
+    if only is None:
+        tree = ChildrenArrays(h)
+        colour_of[:n] = colour_by_type[op_type_codes(h.slim)[0]]
+        level = group_levels(group_parents(h))
+        by_level = np.argsort(-level, kind="stable")
+    else:  # the lists of ``only`` read; their children's colours as they are; levels from the
+        # groups of ``only`` whose parent is outside it
+        if not only:
             return
+        at = np.sort(np.fromiter(only, dtype=np.int64, count=len(only)))
+        tree = ChildrenArrays(h, only=at.tolist())
+        kids = tree.flat
+        op_kids, group_kids = kids[kids < n], kids[kids >= n]
+        colour_of[op_kids] = colour_by_type[op_type_codes(h.slim)[0][op_kids]]
+        colour_of[group_kids] = [groups[k].structure_hash for k in (group_kids - n).tolist()]
+        parent = node_parents(tree, n)[n:] - n
+        tops = at[parent[at - n] < 0]
+        top_level = np.zeros(len(groups), dtype=np.int64)
+        top_level[tops - n] = [len(h.ancestors(t)) for t in tops.tolist()]
+        level = group_levels(parent, top_level)
+        by_level = (at - n)[np.argsort(-level[at - n], kind="stable")]
+    table = _TableEdges(h, tree, None if only is None else by_level + n)
+    edge_keys = table.keys
     bounds = np.searchsorted(-level[by_level], np.arange(-int(level.max()), 2)).tolist()
     for lo, hi in zip(bounds, bounds[1:]):
         at = by_level[lo:hi]

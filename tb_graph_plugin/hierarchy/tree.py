@@ -13,12 +13,13 @@ array pass per level for :func:`group_levels`.
 from __future__ import annotations
 
 from itertools import chain
+from typing import Iterable, Optional
 
 import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
-__all__ = ["group_parents", "group_levels", "deepest_first", "ChildrenArrays"]
+__all__ = ["group_parents", "group_levels", "deepest_first", "ChildrenArrays", "node_parents", "subtree_ids"]
 
 
 def group_parents(h: Hierarchy) -> np.ndarray:
@@ -37,15 +38,20 @@ def group_parents(h: Hierarchy) -> np.ndarray:
     return np.fromiter((g.parent for g in groups), dtype=np.int64, count=len(groups)) - h.n_ops
 
 
-def group_levels(parent: np.ndarray) -> np.ndarray:
+def group_levels(parent: np.ndarray, top_level: Optional[np.ndarray] = None) -> np.ndarray:
     """Each group's distance from the root (the root 0), from :func:`group_parents`: every group
-    climbs to the root together, one array pass per level."""
-    level = np.zeros(len(parent), dtype=np.int64)
+    climbs to the root together, one array pass per level. For a forest (the parents of a part
+    of the tree, :func:`node_parents`), ``top_level`` gives the level of each group with no
+    parent there (read only there); a group below it is that many levels deeper."""
+    level = np.zeros(len(parent), dtype=np.int64) if top_level is None else np.where(parent < 0, top_level, 0)
     up = np.flatnonzero(parent >= 0)
     at = parent[up]
     while len(up):
         level[up] += 1
         keep = parent[at] >= 0
+        if top_level is not None:
+            topped = ~keep
+            level[up[topped]] += top_level[at[topped]]
         up, at = up[keep], parent[at[keep]]
     return level
 
@@ -53,23 +59,34 @@ def group_levels(parent: np.ndarray) -> np.ndarray:
 def deepest_first(parent: np.ndarray, level: np.ndarray):
     """Each level's groups below the root and their parents, ``(ids, parents)`` (group indices),
     the deepest level first: a bottom-up sum (``np.add.at(total, parents, total[ids])``) sees
-    every group whole before its parent reads it."""
+    every group whole before its parent reads it. (In a forest, a group with no parent is left
+    out whatever its level.)"""
     by_level = np.argsort(level, kind="stable")
     bounds = np.searchsorted(level[by_level], np.arange(int(level.max()) + 2 if len(level) else 1))
     for lv in range(len(bounds) - 2, 0, -1):
         ids = by_level[bounds[lv]:bounds[lv + 1]]
-        yield ids, parent[ids]
+        up = parent[ids]
+        if len(up) and up.min() < 0:
+            ids, up = ids[up >= 0], up[up >= 0]
+        yield ids, up
 
 
 class ChildrenArrays:
     """Every group's children list, flattened in group order: group ``k``'s children are
     ``flat[start[k]:start[k + 1]]``; ``position[x]`` is node ``x``'s index in its parent's list
     (-1 for a node in no list: the root, embeddings). ``lists`` holds the lists as read (``copy``:
-    copies of them, for a reader that outlives changes to the tree)."""
+    copies of them, for a reader that outlives changes to the tree). ``only``: the ids of the
+    groups whose lists are read (a part of the tree; the others read as empty)."""
 
-    def __init__(self, h: Hierarchy, copy: bool = False) -> None:
+    def __init__(self, h: Hierarchy, copy: bool = False, only: Optional[Iterable[int]] = None) -> None:
         n, groups = h.n_ops, h.groups
-        self.lists = [list(g.children) for g in groups] if copy else [g.children for g in groups]
+        if only is None:
+            self.lists = [list(g.children) for g in groups] if copy else [g.children for g in groups]
+        else:
+            self.lists = [()] * len(groups)
+            for gid in only:
+                children = groups[gid - n].children
+                self.lists[gid - n] = list(children) if copy else children
         lengths = np.fromiter(map(len, self.lists), dtype=np.int64, count=len(groups))
         self.start = np.zeros(len(groups) + 1, dtype=np.int64)
         np.cumsum(lengths, out=self.start[1:])
@@ -77,3 +94,16 @@ class ChildrenArrays:
         self.flat = np.fromiter(chain.from_iterable(self.lists), dtype=np.int64, count=int(self.start[-1]))
         self.position = np.full(n + len(groups), -1, dtype=np.int64)
         self.position[self.flat] = np.arange(len(self.flat)) - np.repeat(self.start[:-1], lengths)
+
+
+def node_parents(tree: ChildrenArrays, n: int) -> np.ndarray:
+    """The group holding each op and group (hierarchy ids) in the lists ``tree`` read; -1 for a
+    node in none of them (the root; an embedding; outside the part read)."""
+    parent = np.full(len(tree.position), -1, dtype=np.int64)
+    parent[tree.flat] = np.repeat(np.arange(n, n + len(tree.lists)), tree.lengths)
+    return parent
+
+
+def subtree_ids(h: Hierarchy, roots: Iterable[int]) -> list[int]:
+    """The ids of the groups ``roots`` and of every group under them, each subtree in pre-order."""
+    return [g.id for r in roots for g in h.pre_order_groups(r)]

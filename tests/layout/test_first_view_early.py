@@ -201,7 +201,8 @@ def _subtree(h, name: str) -> list:
         return [h.name_of(c) for c in ids]
 
     return [(type(g).__name__, g.name, g.label, names([g.parent]), names(g.children), g.template, g.cardinality,
-             [(h.name_of(e.src), h.name_of(e.dst), e.size, sorted(e.base_edges)) for e in g.metaedges])
+             g.n_embeddings, g.depth, g.level, g.has_non_control_edges,
+             [(h.name_of(e.src), h.name_of(e.dst), e.size, e.n_control, sorted(e.base_edges)) for e in g.metaedges])
             for g in h.pre_order_groups(h.group_index[name])]
 
 
