@@ -48,13 +48,11 @@ def infer_scopes(h: Hierarchy) -> int:
     created = 0
     memo: dict[str, list[tuple[str, str]]] = {}  # label -> candidates; labels repeat across groups
     edges = placed_edges(h)
-    n = h.n_ops
     layers = Layers(h)
-    for gid in [g.id for g in h.groups]:  # snapshot: new groups are not revisited
-        g = h.groups[gid - n]
+    for g in h.regrouped_groups():  # snapshot: new groups are not revisited
         if opts.infer_scopes is None and len(g.children) < opts.infer_min_siblings:  # most groups
             continue
-        if not h.regroups(g) or (opts.infer_scopes is None and layers.count(g.children) < opts.infer_min_siblings):
+        if opts.infer_scopes is None and layers.count(g.children) < opts.infer_min_siblings:
             continue
         created += _infer_in_group(h, g, opts.infer_scopes is None, memo, edges, layers)
     h.inferred_scopes = h.inferred_scopes or created > 0

@@ -297,6 +297,21 @@ class Hierarchy:
             return False
         return self.grouped_only is None or g.name in self.grouped_only or self.under_whole_subtree(g.id)
 
+    def regrouped_groups(self) -> list["MetaNode"]:
+        """The groups :meth:`regroups` holds for now, in id order (what a grouping phase visits:
+        in a partial build, without asking every group)."""
+        if self.grouped_only is None:
+            skip = self.not_regrouped
+            return [g for g in self.groups if g.id not in skip] if skip else list(self.groups)
+        ids = set(self.grouped_ids())
+        if self.whole_subtrees:
+            self.under_whole_subtree(0)  # the walk, when first asked
+            ids.update(gid for gid, under in self._under_whole.items() if under)
+            ids.update(gid for gid in range(self._whole_upto, self.n_ops + len(self.groups))
+                       if self.under_whole_subtree(gid))
+        n, groups = self.n_ops, self.groups
+        return [groups[gid - n] for gid in sorted(ids - self.not_regrouped)]
+
     def under_whole_subtree(self, gid: int) -> bool:
         """Whether group ``gid`` lies strictly under a group of ``whole_subtrees``: the groups
         there when first asked (a walk down from each), and a group made since by its parents.

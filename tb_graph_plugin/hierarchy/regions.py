@@ -53,10 +53,9 @@ def infer_regions(h: Hierarchy) -> int:
     created = 0
     edges = placed_edges(h)
     is_layer = Layers(h)
-    for gid in [g.id for g in h.groups]:  # snapshot: new groups are not revisited
-        g = h.groups[gid - h.n_ops]
+    for g in h.regrouped_groups():  # snapshot: new groups are not revisited
         children = g.children
-        if len(children) < opts.region_min_children or g.inferred or g.is_series or not h.regroups(g):
+        if len(children) < opts.region_min_children or g.inferred or g.is_series:
             continue
         layers = is_layer.count(children)
         if layers < opts.region_min_children or layers * 2 < len(children):

@@ -159,9 +159,9 @@ def detect_op_series(h: Hierarchy) -> int:
     ungrouped = h.options.ungrouped_series
     made = 0
     edges = placed_edges(h)
-    for g in list(h.groups):
+    for g in h.regrouped_groups():
         children = g.children
-        if len(children) + 1 < min_size or not h.regroups(g):
+        if len(children) + 1 < min_size:
             continue
         op_of = [ops[c] for c in children if c < n]
         if len(op_of) + 1 < min_size:

@@ -77,8 +77,8 @@ def split_wide_groups(h: Hierarchy, max_children: int | None = None) -> int:
         if isinstance(g, SeriesNode) and len(g.children) > limit:  # made in a group regrouped
             made += _cut_series(h, g, limit)
     edges = placed_edges(h)
-    for g in list(h.groups):
-        if not isinstance(g, SeriesNode) and len(g.children) > limit and h.regroups(g):
+    for g in h.regrouped_groups():
+        if not isinstance(g, SeriesNode) and len(g.children) > limit:
             made += _split_group(h, g, limit, edges.of(g.id))
     return made
 
