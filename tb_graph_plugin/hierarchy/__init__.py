@@ -81,6 +81,7 @@ from tb_graph_plugin.hierarchy.model import (
 )
 from tb_graph_plugin.hierarchy.profile import join_step_stats
 from tb_graph_plugin.hierarchy.copies import copy_classes, first_of_copies
+from tb_graph_plugin.hierarchy.tree import subtree_ids
 from tb_graph_plugin.hierarchy.unique import unproven
 from tb_graph_plugin.pipeline import Pipeline, Progress, Step
 
@@ -183,6 +184,8 @@ class _Build:
     copies_proven: Optional[list] = None  # the lists of sibling groups ``copy_of`` was proven for
     replication: Optional[replicate.Replication] = None  # the whole build: the copies grouped once
     shown: Optional[frozenset] = None  # an expand-ahead build: the groups shown, the one built ahead included
+    subtree: Optional[list] = None  # an expand-ahead build: the ids of the group built ahead and every group
+    # under it, as the tree is at the step that read them
 
 
 def _block_series(b: _Build) -> None:
@@ -267,15 +270,16 @@ def _whole_subtree_templates(b: _Build) -> None:
     structure hash, the block series among their children, the new series and their ancestors
     there hashed again."""
     h = b.h
-    inside = h.whole_subtree_ids()
+    roots = _whole_roots(h)
+    inside = [gid for gid in b.subtree if gid not in roots]
     templates.hash_structures(h, set(inside))
-    roots = [h.group_index[w] for w in h.whole_subtrees]
     made = series.detect_block_series(h, only=roots + inside)
     if made:
         dirty = {s.id for s in made}
         for s in made:
             dirty.update(a for a in h.ancestors(s.id) if h.under_whole_subtree(a))
         templates.hash_structures(h, dirty)
+        b.subtree = b.subtree + [s.id for s in made]
 
 
 def _copy_series(b: _Build) -> None:
@@ -333,7 +337,8 @@ def _into_whole_subtree(b: _Build) -> None:
     """The grouping phases run in the whole subtree only (the shown groups are grouped already):
     the base edges placed there only."""
     b.h.grouped_only = frozenset(b.h.whole_subtrees)
-    b.h.child_edges = placement.ChildEdges(b.h, subtrees=_whole_roots(b.h))
+    b.subtree = subtree_ids(b.h, _whole_roots(b.h))
+    b.h.child_edges = placement.ChildEdges(b.h, within=b.subtree)
 
 
 def _whole_roots(h: Hierarchy) -> list[int]:
@@ -341,7 +346,9 @@ def _whole_roots(h: Hierarchy) -> list[int]:
 
 
 def _shown_again(b: _Build) -> None:
+    """The grouping phases are done: the shown groups grouped again, the subtree as it is now."""
     b.h.grouped_only = b.shown
+    b.subtree = subtree_ids(b.h, _whole_roots(b.h))
 
 
 EXPAND_AHEAD_PIPELINE: Pipeline[_Build] = Pipeline("expand_ahead_hierarchy", [
@@ -351,9 +358,9 @@ EXPAND_AHEAD_PIPELINE: Pipeline[_Build] = Pipeline("expand_ahead_hierarchy", [
     _STEP["op_series"],
     _STEP["split"],
     Step("shown", _shown_again),
-    Step("metaedges", lambda b: metaedges.build_metaedges(b.h, subtrees=_whole_roots(b.h))),
+    Step("metaedges", lambda b: metaedges.build_metaedges(b.h, within=b.subtree)),
     Step("whole_templates", _whole_subtree_templates),
     Step("copy_templates", _number_grouped_templates, when=lambda b: b.h.options.templates),
-    Step("stats", lambda b: stats.compute_stats(b.h, subtrees=_whole_roots(b.h)), when=_proven),
+    Step("stats", lambda b: stats.compute_stats(b.h, within=b.subtree), when=_proven),
     _STEP["release"],
 ])

@@ -15,9 +15,9 @@ objects are made when its ``metaedges`` are first read (a shown group's, a serie
 Pre-condition: the group tree is final (series made); previous metaedges are discarded.
 Post-condition: every base edge id is in exactly one MetaEdge (in a first view's partial build,
 ``h.grouped_only`` set: every base edge whose LCA is one of those groups; the other groups have
-none, and ``max_metaedge_size`` is over those only; in an expand-ahead build, ``subtrees``
-given: the base edges whose LCA lies in those subtrees are placed again, the MetaEdges of the
-groups outside them are kept as they were); a MetaEdge's ``src`` and
+none, and ``max_metaedge_size`` is over those only; in an expand-ahead build, ``within``
+given: the base edges whose LCA lies in that subtree are placed again, the MetaEdges of the
+groups outside it are kept as they were); a MetaEdge's ``src`` and
 ``dst`` are distinct direct children of the group holding it; ``size`` is the sum of its
 base edges' ``edge_size``; ``n_control`` counts its control edges; ``h.metaedge_table`` holds
 the same MetaEdges as columns, group after group (until a phase changes a group's metaedges).
@@ -33,20 +33,20 @@ from tb_graph_plugin.wire import EdgeKindCode
 from tb_graph_plugin.hierarchy.dataflow import edge_arrays
 from tb_graph_plugin.hierarchy.model import Hierarchy, MetaEdgeTable
 from tb_graph_plugin.hierarchy.placement import lca_child_ends
-from tb_graph_plugin.hierarchy.tree import ChildrenArrays, group_levels, group_parents, node_parents, subtree_ids
+from tb_graph_plugin.hierarchy.tree import ChildrenArrays, group_levels, group_parents, node_parents
 
 __all__ = ["build_metaedges"]
 
 
-def build_metaedges(h: Hierarchy, subtrees: Optional[list[int]] = None) -> None:
-    """The MetaEdges of every group (module docstring); with ``subtrees`` (group ids: an
-    expand-ahead build), of the groups in their subtrees only, from the base edges between two
-    ops there; the other groups keep theirs, ``max_metaedge_size`` the largest of all."""
+def build_metaedges(h: Hierarchy, within: Optional[list[int]] = None) -> None:
+    """The MetaEdges of every group (module docstring); with ``within`` (the ids of some groups
+    and of every group under them: an expand-ahead build's subtree), of those groups only, from
+    the base edges between two ops under them; the other groups keep theirs,
+    ``max_metaedge_size`` the largest of all."""
     n = h.n_ops
     groups = h.groups
     total = n + len(groups)
     slim = h.slim
-    within = None if subtrees is None else subtree_ids(h, subtrees)
     changed = groups if within is None else [groups[gid - n] for gid in within]
     if within is None:
         h.max_metaedge_size = 0
@@ -58,9 +58,9 @@ def build_metaedges(h: Hierarchy, subtrees: Optional[list[int]] = None) -> None:
     if within is None:
         group_parent = group_parents(h)  # ids - n; negative for the root
         par = np.concatenate([h.op_parent_array(), group_parent + n])
-    else:  # the subtrees' lists only: the parents of the nodes there, the edges between two of their ops
+    else:  # the subtree's lists only: the parents of the nodes there, the edges between two of their ops
         par = node_parents(ChildrenArrays(h, only=within), n)
-        group_parent = par[n:] - n  # negative for a subtree's root and every group outside
+        group_parent = par[n:] - n  # negative for the subtree's roots and every group outside
         edge_ids = np.flatnonzero((par[src] >= 0) & (par[dst] >= 0))
         src, dst = src[edge_ids], dst[edge_ids]
     level = group_levels(group_parent)

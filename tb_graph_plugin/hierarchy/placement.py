@@ -23,7 +23,7 @@ import numpy as np
 
 from tb_graph_plugin.hierarchy.dataflow import Contraction, edge_arrays
 from tb_graph_plugin.hierarchy.model import Hierarchy
-from tb_graph_plugin.hierarchy.tree import ChildrenArrays, group_levels, node_parents, subtree_ids
+from tb_graph_plugin.hierarchy.tree import ChildrenArrays, group_levels, node_parents
 from tb_graph_plugin.hierarchy.wide import WideContraction, edge_codes, peeled_rank, successor_sets
 
 __all__ = ["ChildEdges", "lca_child_ends", "lca_children", "placed_edges"]
@@ -96,18 +96,18 @@ class ChildEdges:
     series and splitting do. Metaedges are not needed.
     """
 
-    def __init__(self, h: Hierarchy, subtrees: Optional[list[int]] = None) -> None:
+    def __init__(self, h: Hierarchy, within: Optional[list[int]] = None) -> None:
         self.h = h
-        self.subtrees = subtrees  # None: every group may be asked; else only groups in the
-        # subtrees of these group ids (an expand-ahead build): the edges between two ops there
-        # are placed, the other groups' lists are not read
+        self.within = within  # None: every group may be asked; else only these groups, each
+        # with every group under it (an expand-ahead build's subtree): the edges between two
+        # ops there are placed, the other groups' lists are not read
         self._bounds: Optional[np.ndarray] = None  # edges placed at group k: [bounds[k], bounds[k + 1])
 
     def _place(self) -> None:
         h = self.h
         n, groups = h.n_ops, h.groups
         n_groups = len(groups)
-        only = None if self.subtrees is None else subtree_ids(h, self.subtrees)
+        only = self.within
         tree = ChildrenArrays(h, copy=True, only=only)
         self._children = tree.lists  # as placed: positions refer to these
         parent = node_parents(tree, n)  # the group holding each op and group

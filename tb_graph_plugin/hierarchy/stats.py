@@ -30,33 +30,35 @@ import numpy as np
 from typing import Optional
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
-from tb_graph_plugin.hierarchy.tree import (ChildrenArrays, deepest_first, group_levels, group_parents,
-                                            node_parents, subtree_ids)
+from tb_graph_plugin.hierarchy.tree import ChildrenArrays, deepest_first, group_levels, group_parents, node_parents
 
 __all__ = ["compute_stats", "histograms", "Histograms", "top_placement"]
 
 
-def compute_stats(h: Hierarchy, subtrees: Optional[list[int]] = None) -> None:
-    """The stats of every group (module docstring); with ``subtrees`` (group ids whose stats
-    are current: an expand-ahead build regrouped under them), of the groups under them only,
-    and the depth of their ancestors."""
+def compute_stats(h: Hierarchy, within: Optional[list[int]] = None) -> None:
+    """The stats of every group (module docstring); with ``within`` (the ids of some groups and
+    of every group under them, regrouped since the stats were computed: an expand-ahead build's
+    subtree), of those groups only, and the depth of their ancestors."""
     n = h.n_ops
     groups = h.groups
     m = len(groups)
     slim = h.slim
     # direct op children per group, and the embeddings each main op owns (counted once, for
     # its owner, however many consumers list it)
-    if subtrees is None:
+    if within is None:
         changed = groups
         parent = group_parents(h)  # ids - n; negative for the root
         level = group_levels(parent)
         op_parent = h.op_parent_array() - n
-    else:  # the subtrees' lists only; their roots' levels as they were
-        changed = [groups[gid - n] for gid in subtree_ids(h, subtrees)]
-        node_parent = node_parents(ChildrenArrays(h, only=[g.id for g in changed]), n)
+        tops = []
+    else:  # the subtree's lists only; its roots' levels as they were
+        changed = [groups[gid - n] for gid in within]
+        node_parent = node_parents(ChildrenArrays(h, only=within), n)
         parent = node_parent[n:] - n
+        at = np.asarray(within, dtype=np.int64) - n
+        tops = at[parent[at] < 0].tolist()
         top_level = np.zeros(m, dtype=np.int64)
-        top_level[np.asarray(subtrees, dtype=np.int64) - n] = [groups[r - n].level for r in subtrees]
+        top_level[tops] = [groups[k].level for k in tops]
         level = group_levels(parent, top_level)
         op_parent = node_parent[:n] - n
     placed = op_parent >= 0
@@ -75,15 +77,15 @@ def compute_stats(h: Hierarchy, subtrees: Optional[list[int]] = None) -> None:
         g.n_embeddings = e
         g.depth = d
         g.level = lv
-    for r in subtrees or ():  # each ancestor at least as deep as the regrouped subtree below it
-        below = groups[r - n]
+    for k in tops:  # each ancestor at least as deep as the regrouped subtree below it
+        below = groups[k]
         while below.parent >= 0:
             above = groups[below.parent - n]
             above.depth = max(above.depth, below.depth + 1)
             below = above
-    if subtrees is None or h.histogram_memo is None:
+    if within is None or h.histogram_memo is None:
         h.histogram_memo = _Memo(any(slim.devices), any(slim.xla_clusters), {})
-    else:  # what was counted read the subtrees' old order
+    else:  # what was counted read the subtree's old order
         h.histogram_memo = _Memo(h.histogram_memo.any_device, h.histogram_memo.any_xla, {})
 
 

@@ -82,16 +82,20 @@ class ChildrenArrays:
         n, groups = h.n_ops, h.groups
         if only is None:
             self.lists = [list(g.children) for g in groups] if copy else [g.children for g in groups]
-        else:
+            read = self.lists
+            lengths = np.fromiter(map(len, read), dtype=np.int64, count=len(groups))
+        else:  # the lists read, in group order
+            ks = sorted(gid - n for gid in only)
             self.lists = [()] * len(groups)
-            for gid in only:
-                children = groups[gid - n].children
-                self.lists[gid - n] = list(children) if copy else children
-        lengths = np.fromiter(map(len, self.lists), dtype=np.int64, count=len(groups))
+            read = [list(groups[k].children) if copy else groups[k].children for k in ks]
+            for k, children in zip(ks, read):
+                self.lists[k] = children
+            lengths = np.zeros(len(groups), dtype=np.int64)
+            lengths[ks] = np.fromiter(map(len, read), dtype=np.int64, count=len(ks))
         self.start = np.zeros(len(groups) + 1, dtype=np.int64)
         np.cumsum(lengths, out=self.start[1:])
         self.lengths = lengths
-        self.flat = np.fromiter(chain.from_iterable(self.lists), dtype=np.int64, count=int(self.start[-1]))
+        self.flat = np.fromiter(chain.from_iterable(read), dtype=np.int64, count=int(self.start[-1]))
         self.position = np.full(n + len(groups), -1, dtype=np.int64)
         self.position[self.flat] = np.arange(len(self.flat)) - np.repeat(self.start[:-1], lengths)
 
