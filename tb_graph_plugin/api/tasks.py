@@ -22,9 +22,9 @@ built yet (stage ``hierarchy``).
 Opening the first view's likeliest next group before the rest (issue 21): where that group is
 the first of a multi-tower graph's towers (``first_view.expand_ahead_group``), the worker
 builds it first, with its whole subtree (``GraphState.build_ahead``, stage ``expand_ahead``:
-~0.6 s at 1M ops against ~1.3 s for the whole build), and answers a scene or scene delta that
-opens only groups it covers from it, before the whole build and between its steps
-(``GraphState.answers_early``, ``worker_process``). A quick job meanwhile waits for what the
+~0.35 s at 1M ops against ~1.2 s for the whole build), and answers a scene or scene delta that
+opens only groups it covers from it, before the whole build (waiting :data:`AHEAD_LINGER_S` for
+one) and between its steps (``GraphState.answers_early``, ``worker_process``). A quick job meanwhile waits for what the
 main lane builds rather than building the whole Hierarchy beside it: an info-pane click on a
 group the tower built ahead shows is answered from it (``GraphState.hierarchy_for_node``).
 
@@ -109,12 +109,7 @@ class GraphState:
         # one is built: one attribute, read at once by the other lane
         self.ahead_plan: Optional[tuple] = None
         self.ahead: Optional[tuple] = None
-        # A first view went out from a partial build and ``settle`` has not ended: the main lane
-        # builds the rest, and a quick job waits for what it needs rather than building beside it
-        self.settling = False
-        self._ahead_done = threading.Event()  # ``build_ahead`` ended (or was not planned)
-        self._settled = threading.Event()  # ``settle`` ended
-        self._settler: Optional[threading.Thread] = None  # the thread settling (never waits for itself)
+        self.settling = Settling()  # after a first view from a partial build: what settles when
         self._hierarchy_lock = threading.Lock()  # the quick lane may ask for it while the main lane builds it
         BUILD.run(self, timings=self.timings, progress=progress, span=(0.1, 0.55))
         self.first_scene = True
@@ -167,28 +162,30 @@ class GraphState:
         self.timings.add(stage, time.perf_counter() - start)
         gc.freeze()
 
-    def settle(self, serve: Optional[Callable[[], None]] = None) -> None:
+    def settle(self, serve: Optional[Callable[..., None]] = None) -> None:
         """The build's work that can wait until the first answer has gone out (the worker calls
         it then): the whole Hierarchy when the first view was drawn without it (first, when
         planned, the first view's likeliest next group: :meth:`build_ahead`), the fast layout
         engine's imports when the job came before the worker had made them (:func:`preload_late`),
-        then the memory the build's intermediates held given back to the system. ``serve()``
-        answers the jobs waiting that :meth:`answers_early` can (after the group built ahead, and
-        between the steps of the whole build)."""
-        self._settler = threading.current_thread()
+        then the memory the build's intermediates held given back to the system. ``serve(linger=0)``
+        answers the jobs waiting that :meth:`answers_early` can: after the group built ahead, and
+        lingering :data:`AHEAD_LINGER_S` for one (unless a job needs the whole build), then between
+        the steps of the whole build."""
+        settling = self.settling
+        settling.thread = threading.current_thread()
         try:
             built = self.build_ahead()
-            self._ahead_done.set()
+            settling.ahead_done.set()
             if built and serve is not None:
-                serve()
+                serve(AHEAD_LINGER_S)
             self.build_hierarchy(between=serve)
         except errors.PublicError:  # the graph's own fault (too deep): the next job says so
             pass
         finally:
             self.ahead = None
-            self._ahead_done.set()
-            self.settling = False
-            self._settled.set()
+            settling.ahead_done.set()
+            settling.active = False
+            settling.done.set()
         preload_late()
         _return_freed_memory()
 
@@ -226,8 +223,8 @@ class GraphState:
         shown there (its parent group is: ``_covers``); else the whole one, waited for while the
         main lane builds it (two builds at once on two threads would share one interpreter, and
         slow the group built ahead too). Otherwise the whole one, built first if it is not yet."""
-        if self.hierarchy is None and self.settling and threading.current_thread() is not self._settler:
-            self._ahead_done.wait()
+        if self.hierarchy is None and self.settling.waits_here():
+            self.settling.ahead_done.wait()
             ahead = self.ahead
             if self.hierarchy is None and ahead is not None and _covers_group(ahead[0], name):
                 return ahead[0]
@@ -236,8 +233,9 @@ class GraphState:
     def whole_hierarchy(self, progress: Progress):
         """The whole Hierarchy for a job that needs it: waited for while the main lane settles
         the build (rather than built beside it), else built first if it is not yet."""
-        if self.hierarchy is None and self.settling and threading.current_thread() is not self._settler:
-            self._settled.wait()
+        if self.hierarchy is None and self.settling.waits_here():
+            self.settling.whole_wanted.set()
+            self.settling.done.wait()
         self.build_hierarchy(progress)
         return self.hierarchy
 
@@ -249,6 +247,27 @@ class GraphState:
         if self.hierarchy is None and ahead is not None and _covers(ahead[0], open_groups):
             return ahead
         return self.whole_hierarchy(progress), self.layout_cache
+
+
+AHEAD_LINGER_S = 1.0  # after the group built ahead, how long the main lane waits for its opening
+# (the likeliest next click) before it starts the whole build, whose steps (up to ~0.2 s at 1M ops)
+# such a job would otherwise wait between; a job that needs the whole build ends the wait
+
+
+class Settling:
+    """A GraphState's build settling after its first answer (``GraphState.settle``): a quick job
+    then waits for what the main lane builds rather than building beside it."""
+
+    def __init__(self) -> None:
+        self.active = False  # a first view went out from a partial build, ``settle`` has not ended
+        self.thread: Optional[threading.Thread] = None  # the one settling (never waits for itself)
+        self.ahead_done = threading.Event()  # ``build_ahead`` ended (or was not planned)
+        self.done = threading.Event()  # ``settle`` ended
+        self.whole_wanted = threading.Event()  # a job waits for the whole Hierarchy: no lingering
+
+    def waits_here(self) -> bool:
+        """Whether a job on this thread waits for the settling (rather than building itself)."""
+        return self.active and threading.current_thread() is not self.thread
 
 
 def _covers_group(h, name: str) -> bool:
@@ -437,7 +456,7 @@ def _early_first_view(state: GraphState, ref: wire.GraphRef, args: dict, progres
     h = state.first_view_hierarchy(progress)
     if h is None:
         return None
-    state.settling = True  # the worker settles the build once this answer has gone out
+    state.settling.active = True  # the worker settles the build once this answer has gone out
     progress("layout", 0.7)
     scene = build_scene(h, ref, first_view_expanded(h), options=_scene_options(args), cache=LayoutCache())
     scene.stats.update(graph_report(state))

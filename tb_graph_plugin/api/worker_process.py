@@ -37,6 +37,7 @@ import pickle
 import queue
 import sys
 import threading
+import time
 import traceback
 from typing import Any, Callable, Optional
 
@@ -125,7 +126,7 @@ def _run_lane(lane: str, inbox: "queue.Queue", graphs: _Graphs, send: Callable[[
         message = None
         if built is not None:  # the first answer has gone out: the rest of the build
             try:
-                built.settle(lambda: _serve_early(lane, built, inbox, waiting, graphs, send))
+                built.settle(lambda linger=0.0: _serve_early(lane, built, inbox, waiting, graphs, send, linger))
             except Exception:  # noqa: BLE001 - a later info-pane click does it again, or fails itself
                 traceback.print_exc()
         if heap is not None:
@@ -133,15 +134,23 @@ def _run_lane(lane: str, inbox: "queue.Queue", graphs: _Graphs, send: Callable[[
 
 
 def _serve_early(lane: str, state: "tasks.GraphState", inbox: "queue.Queue", waiting: "collections.deque",
-                 graphs: _Graphs, send: Callable[[Any], None]) -> None:
+                 graphs: _Graphs, send: Callable[[Any], None], linger: float = 0.0) -> None:
     """While ``state``'s build settles: answer the jobs come meanwhile that it can answer already
     (``GraphState.answers_early``: opening the group built ahead); keep the others, in order, for
-    after."""
+    after. ``linger``: seconds to wait for such jobs while no job needs more (none kept, none
+    waiting on the quick lane: ``Settling.whole_wanted``)."""
+    end = time.monotonic() + linger
     while True:
         try:
             message = inbox.get_nowait()
         except queue.Empty:
-            return
+            left = end - time.monotonic()
+            if left <= 0 or waiting or state.settling.whole_wanted.is_set():
+                return
+            try:  # a short wait: the quick lane's need is an event, not a message
+                message = inbox.get(timeout=min(left, 0.02))
+            except queue.Empty:
+                continue
         if message is not None:
             _, _, _, graph_key, _, task, args, _ = message
             if graphs.get(graph_key) is state and state.answers_early(task, args):

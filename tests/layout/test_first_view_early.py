@@ -293,7 +293,7 @@ def test_an_info_pane_click_on_the_tower_built_ahead_waits_for_it_not_for_the_wh
     state = tasks.GraphState({"graph": graph_def.SerializeToString()}, lambda stage, fraction: None)
     graph = {"run": "towers_deep", "tag": "__run_graph__", "kind": "op", "step": None}
     tasks.scene_task(state, {"graph": graph, "expanded": [], "first_view": True}, lambda stage, fraction: None)
-    assert state.settling and state.ahead_plan is not None
+    assert state.settling.active and state.ahead_plan is not None
     answers = {}
 
     def click(name):
@@ -304,7 +304,7 @@ def test_an_info_pane_click_on_the_tower_built_ahead_waits_for_it_not_for_the_wh
     for thread in clicks:
         thread.start()
 
-    def serve():  # after the tower built ahead, before the whole build: the first click is answered meanwhile
+    def serve(linger=0.0):  # after the tower built ahead, before the whole build: the first click is answered meanwhile
         if state.hierarchy is None:
             clicks[0].join(30)
 
@@ -314,3 +314,55 @@ def test_an_info_pane_click_on_the_tower_built_ahead_waits_for_it_not_for_the_wh
     assert answers["tower_0"][1] and not answers["tower_2/hidden"][1]  # from the tower built ahead; after the whole build
     whole = json.loads(tasks.TASKS["node"](state, {"name": "tower_0"}, lambda stage, fraction: None))
     assert answers["tower_0"][0] == whole and whole["template"] == "T0" and whole["cardinality"] > 50
+
+
+def test_the_main_lane_lingers_for_the_tower_built_ahead_until_a_job_needs_more(real_logs):
+    """``worker_main`` in-process, a user clicking a moment after the first view: the first tower
+    opened 0.3 s after the first view went out is still answered from the tower built ahead (the
+    main lane waits ``AHEAD_LINGER_S`` for it before the whole build, whose steps it would
+    otherwise wait between); then a job that needs the whole build ends that wait at once."""
+    import threading
+    import time
+
+    from tb_graph_plugin.api import tasks
+    from tb_graph_plugin.api.worker_process import worker_main
+
+    assert tasks.AHEAD_LINGER_S >= 0.9
+    tasks.preload_late()  # the layout engine's imports (a worker makes them before its first job)
+    (graph_def,) = [g for ref, g in _graphs(real_logs.get("tf1_towers")) if ref.run == "towers_deep"]
+    payload = {"graph": graph_def.SerializeToString(), "hierarchy_options": {}}
+    graph = {"run": "towers_deep", "tag": "__run_graph__", "kind": "op", "step": None}
+    first = ["tower_[0-3]"]
+
+    def job(job_id, task, **args):
+        return ("job", "main", job_id, "g", payload if job_id == "first" else None, task,
+                {"graph": graph, "extract": True, "float": True, **args}, 4)
+
+    sent, answered, queued = [], {}, {}
+    done_event = {name: threading.Event() for name in ("first", "open0", "open2")}
+
+    def send(message):
+        sent.append(message)
+        if message[0] in ("done", "failed"):
+            answered[message[1]] = time.monotonic()
+            done_event[message[1]].set()
+
+    plan = [(None, job("first", "scene", expanded=[], first_view=True)),
+            ("first", job("open0", "scene", expanded=[*first, "tower_0"])),
+            ("open0", job("open2", "scene", expanded=[*first, "tower_2"])), (None, None)]
+
+    def receive():
+        after, message = plan.pop(0)
+        if after is not None:
+            assert done_event[after].wait(60)
+            time.sleep(0.3 if after == "first" else 0.0)
+        if message is not None:
+            queued[message[2]] = time.monotonic()
+        return message
+
+    worker_main(receive, send)
+    done = {m[1]: json.loads(m[2]) for m in sent if m[0] == "done"}
+    assert set(done) == {"first", "open0", "open2"}, [m for m in sent if m[0] == "failed"]
+    assert "expand_ahead" in done["open0"]["stats"]["timings"] and "hierarchy" not in done["open0"]["stats"]["timings"]
+    assert "hierarchy" in done["open2"]["stats"]["timings"]
+    assert answered["open2"] - queued["open2"] < 0.6  # not the rest of the linger
