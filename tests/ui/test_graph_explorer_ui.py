@@ -134,11 +134,15 @@ def test_expand_and_collapse_a_group_keeps_it_in_place(page, explorer):
     open_graph(frame, "torch_cnn", kind="op", tag="__run_graph__")
     group = visible_group(frame)
     before = to_page(frame, group)
+    asked = []  # the info pane's requests: a double-click's two clicks select the group once
+    page.on("request", lambda r: asked.append(r.url) if "/graph_explorer/node?" in r.url else None)
     page.mouse.dblclick(*before)
     frame.wait_for_function(
         f"JSON.parse(document.body.dataset.expanded || '[]').includes({json.dumps(group['name'])}) "
         "&& document.body.dataset.status === 'ready'"
     )
+    frame.wait_for_function(f"document.body.dataset.infoName === {json.dumps(group['name'])}")
+    assert len(asked) == 1, asked
     expanded = next(n for n in nodes(frame) if n["name"] == group["name"])
     assert expanded["expanded"]
     assert abs(to_page(frame, expanded)[0] - before[0]) < 1.5 and abs(to_page(frame, expanded)[1] - before[1]) < 1.5

@@ -1,5 +1,5 @@
 // The info pane of the selected node: its NodeDetails fetched from the server (text only,
-// see ui/info_pane.ts), dropped when the selection moved on meanwhile.
+// see ui/info_pane.ts), dropped when the selection moved on meanwhile; whether they were shown.
 import * as api from "../api/client";
 import type { GraphRef } from "../api/types";
 import { clear, el } from "../ui/dom";
@@ -12,16 +12,20 @@ export async function showInfo(
   name: string,
   stillSelected: () => boolean,
   actions: InfoActions,
-): Promise<void> {
+): Promise<boolean> {
   clear(box);
   box.appendChild(el("div", { className: "gx-muted", text: `loading ${name}…` }));
   try {
     const d = await api.fetchNode(ref, name, view);
-    if (!stillSelected()) return;
+    if (!stillSelected()) return false;
     renderInfo(box, d, actions);
     document.body.dataset.infoName = d.name;
+    return true;
   } catch (e) {
-    clear(box);
-    box.appendChild(el("div", { className: "gx-error gx-on", text: (e as Error).message }));
+    if (stillSelected()) {
+      clear(box);
+      box.appendChild(el("div", { className: "gx-error gx-on", text: (e as Error).message }));
+    }
+    return false;
   }
 }

@@ -29,6 +29,9 @@ export interface NodeSelectionHost {
 }
 
 export class NodeSelection {
+  /** the node whose details the info pane shows or is fetching (null: none, or they failed) */
+  private infoAsked: string | null = null;
+
   constructor(private readonly host: NodeSelectionHost) {}
 
   toggleExpand(name: string): void {
@@ -43,16 +46,20 @@ export class NodeSelection {
   }
 
   select(name: string | null): void {
+    // the second click of a double-click (or any click on the selected node): its details are
+    // shown or on their way, not fetched again beside the double-click's expand
+    const again = name !== null && name === this.host.main.st.selected && name === this.infoAsked;
     this.host.main.st.selected = name;
     this.host.data.selected = name ?? "";
     this.host.announce(name);
     this.host.updateTrace();
     this.host.follow(name); // its match in the second pane
     if (!name) {
+      this.infoAsked = null;
       clear(this.host.infoBox);
       return;
     }
-    this.showInfo(name);
+    if (!again) this.showInfo(name);
   }
 
   showInfo(name: string): void {
@@ -66,7 +73,11 @@ export class NodeSelection {
       void compare.appendInfo(box, name, still);
       return;
     }
+    this.infoAsked = name;
     void showInfo(box, ref, main.view, name, still, this.infoActions())
+      .then((shown) => {
+        if (!shown && this.infoAsked === name) this.infoAsked = null; // a click again asks again
+      })
       .then(() => compare.appendInfo(box, name, still))
       .then(() => nodeData.appendInfo(box, name, still));
   }
