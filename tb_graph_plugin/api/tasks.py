@@ -24,9 +24,10 @@ the first of a multi-tower graph's towers (``first_view.expand_ahead_group``), t
 builds it first, with its whole subtree (``GraphState.build_ahead``, stage ``expand_ahead``:
 ~0.35 s at 1M ops against ~1.2 s for the whole build), and answers a scene or scene delta that
 opens only groups it covers from it, before the whole build (waiting :data:`AHEAD_LINGER_S` for
-one) and between its steps (``GraphState.answers_early``, ``worker_process``). A quick job meanwhile waits for what the
-main lane builds rather than building the whole Hierarchy beside it: an info-pane click on a
-group the tower built ahead shows is answered from it (``GraphState.hierarchy_for_node``).
+one) and between its steps (``GraphState.answers_early``, ``worker_process``). A quick job
+meanwhile waits for what the main lane builds rather than building the whole Hierarchy beside
+it: an info-pane click on a group the tower built ahead shows is answered from it
+(``GraphState.hierarchy_for_node``).
 
 A ``diff`` job's graph is a pair: its payload holds graph B and, under ``base``, the payload of
 graph A; ``GraphState`` builds both (A as ``state.base``) and ``diff_task`` compares them

@@ -305,7 +305,7 @@ class Hierarchy:
             return [g for g in self.groups if g.id not in skip] if skip else list(self.groups)
         ids = set(self.grouped_ids())
         if self.whole_subtrees:
-            self.under_whole_subtree(0)  # the walk, when first asked
+            self._walk_whole_subtrees()
             ids.update(gid for gid, under in self._under_whole.items() if under)
             ids.update(gid for gid in range(self._whole_upto, self.n_ops + len(self.groups))
                        if self.under_whole_subtree(gid))
@@ -320,9 +320,7 @@ class Hierarchy:
         if not self.whole_subtrees:
             return False
         known = self._under_whole
-        if not self._whole_upto:  # first asked: the walk
-            self._whole_upto = self.n_ops + len(self.groups)
-            known.update(dict.fromkeys(self.whole_subtree_ids(), True))
+        self._walk_whole_subtrees()
         found = known.get(gid)
         if found is not None or gid < self._whole_upto:
             return bool(found)
@@ -340,6 +338,12 @@ class Hierarchy:
                 found = known.get(g.id)
         known.update(dict.fromkeys(climbed, found))
         return found
+
+    def _walk_whole_subtrees(self) -> None:
+        """The first time asked: every group under a group of ``whole_subtrees`` is known to be."""
+        if not self._whole_upto:
+            self._whole_upto = self.n_ops + len(self.groups)
+            self._under_whole.update(dict.fromkeys(self.whole_subtree_ids(), True))
 
     def whole_subtree_ids(self) -> list[int]:
         """The ids of every group strictly under a group of ``whole_subtrees``, in pre-order."""

@@ -71,8 +71,9 @@ def compute_stats(h: Hierarchy, within: Optional[list[int]] = None) -> None:
         np.add.at(card, up, card[ids])
         np.add.at(emb, up, emb[ids])
         np.maximum.at(depth, up, depth[ids] + 1)
-    at = np.fromiter((g.id for g in changed), dtype=np.int64, count=len(changed)) - n
-    for g, c, e, d, lv in zip(changed, card[at].tolist(), emb[at].tolist(), depth[at].tolist(), level[at].tolist()):
+    if within is not None:  # the groups set, in the order of ``changed``
+        card, emb, depth, level = card[at], emb[at], depth[at], level[at]
+    for g, c, e, d, lv in zip(changed, card.tolist(), emb.tolist(), depth.tolist(), level.tolist()):
         g.cardinality = c
         g.n_embeddings = e
         g.depth = d

@@ -6,7 +6,8 @@ to derive the same arrays itself. This module derives them once per question, in
 reference document: the glossary's *level* is the distance from the root, [TB-GRAPH-DOC]).
 
 Pre-condition: ``h.groups`` form a tree rooted at group 0 (each group in its parent's
-``children``). Post-conditions per function; each costs O(groups + children) array work, plus one
+``children``). Post-conditions per function; each costs O(groups + children) array work (of
+the children of the groups read, for a part of the tree: ``ChildrenArrays(only=)``), plus one
 array pass per level for :func:`group_levels`.
 """
 
