@@ -29,8 +29,8 @@ export interface NodeSelectionHost {
 }
 
 export class NodeSelection {
-  /** the node whose details the info pane shows or is fetching (null: none, or they failed) */
-  private infoAsked: string | null = null;
+  /** the node whose details the info pane is fetching (null: none on their way) */
+  private infoPending: string | null = null;
 
   constructor(private readonly host: NodeSelectionHost) {}
 
@@ -46,16 +46,15 @@ export class NodeSelection {
   }
 
   select(name: string | null): void {
-    // the second click of a double-click (or any click on the selected node): its details are
-    // shown or on their way, not fetched again beside the double-click's expand
-    const again = name !== null && name === this.host.main.st.selected && name === this.infoAsked;
+    // the second click of a double-click: the selected node's details are on their way, not
+    // fetched again beside the double-click's expand
+    const again = name !== null && name === this.host.main.st.selected && name === this.infoPending;
     this.host.main.st.selected = name;
     this.host.data.selected = name ?? "";
     this.host.announce(name);
     this.host.updateTrace();
     this.host.follow(name); // its match in the second pane
     if (!name) {
-      this.infoAsked = null;
       clear(this.host.infoBox);
       return;
     }
@@ -73,10 +72,10 @@ export class NodeSelection {
       void compare.appendInfo(box, name, still);
       return;
     }
-    this.infoAsked = name;
+    this.infoPending = name;
     void showInfo(box, ref, main.view, name, still, this.infoActions())
-      .then((shown) => {
-        if (!shown && this.infoAsked === name) this.infoAsked = null; // a click again asks again
+      .then(() => {
+        if (this.infoPending === name) this.infoPending = null; // a later click asks again
       })
       .then(() => compare.appendInfo(box, name, still))
       .then(() => nodeData.appendInfo(box, name, still));
