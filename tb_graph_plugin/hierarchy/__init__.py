@@ -81,7 +81,6 @@ from tb_graph_plugin.hierarchy.model import (
 )
 from tb_graph_plugin.hierarchy.profile import join_step_stats
 from tb_graph_plugin.hierarchy.copies import copy_classes, first_of_copies
-from tb_graph_plugin.hierarchy.tree import subtree_ids
 from tb_graph_plugin.hierarchy.unique import unproven
 from tb_graph_plugin.pipeline import Pipeline, Progress, Step
 
@@ -270,7 +269,7 @@ def _whole_subtree_templates(b: _Build) -> None:
     structure hash, the block series among their children, the new series and their ancestors
     there hashed again."""
     h = b.h
-    roots = _whole_roots(h)
+    roots = h.whole_root_ids()
     inside = [gid for gid in b.subtree if gid not in roots]
     templates.hash_structures(h, set(inside))
     made = series.detect_block_series(h, only=roots + inside)
@@ -337,18 +336,14 @@ def _into_whole_subtree(b: _Build) -> None:
     """The grouping phases run in the whole subtree only (the shown groups are grouped already):
     the base edges placed there only."""
     b.h.grouped_only = frozenset(b.h.whole_subtrees)
-    b.subtree = subtree_ids(b.h, _whole_roots(b.h))
+    b.subtree = b.h.whole_subtree_ids()  # the walk the grouping phases read too
     b.h.child_edges = placement.ChildEdges(b.h, within=b.subtree)
-
-
-def _whole_roots(h: Hierarchy) -> list[int]:
-    return [h.group_index[w] for w in sorted(h.whole_subtrees)]
 
 
 def _shown_again(b: _Build) -> None:
     """The grouping phases are done: the shown groups grouped again, the subtree as it is now."""
     b.h.grouped_only = b.shown
-    b.subtree = subtree_ids(b.h, _whole_roots(b.h))
+    b.subtree = b.h.subtree_ids(b.h.whole_root_ids())
 
 
 EXPAND_AHEAD_PIPELINE: Pipeline[_Build] = Pipeline("expand_ahead_hierarchy", [

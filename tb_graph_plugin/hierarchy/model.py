@@ -269,6 +269,7 @@ class Hierarchy:
         self._under_whole: dict[int, bool] = {}  # group id -> whether under one of them (the first
         # walk's groups: True only; groups made since: either)
         self._whole_upto = 0  # the ids the first walk saw are below this (0: not walked yet)
+        self._whole_walk: list[int] = []  # what it saw: the roots and every group under them
 
     @property
     def op_parent(self) -> list[int]:
@@ -343,16 +344,23 @@ class Hierarchy:
         """The first time asked: every group under a group of ``whole_subtrees`` is known to be."""
         if not self._whole_upto:
             self._whole_upto = self.n_ops + len(self.groups)
-            self._under_whole.update(dict.fromkeys(self.whole_subtree_ids(), True))
+            roots = self.whole_root_ids()
+            self._whole_walk = self.subtree_ids(roots)
+            self._under_whole.update(dict.fromkeys((gid for gid in self._whole_walk if gid not in roots), True))
+
+    def whole_root_ids(self) -> list[int]:
+        """The ids of the groups of ``whole_subtrees`` (that exist), in name order."""
+        return [self.group_index[w] for w in sorted(self.whole_subtrees) if w in self.group_index]
 
     def whole_subtree_ids(self) -> list[int]:
-        """The ids of every group strictly under a group of ``whole_subtrees``, in pre-order."""
-        out = []
-        for name in self.whole_subtrees:
-            gid = self.group_index.get(name)
-            if gid is not None:
-                out.extend(g.id for g in self.pre_order_groups(gid)[1:])
-        return out
+        """The ids of the groups of ``whole_subtrees`` and of every group under them, as they were
+        when first asked (the walk :meth:`under_whole_subtree` reads)."""
+        self._walk_whole_subtrees()
+        return self._whole_walk
+
+    def subtree_ids(self, roots: list[int]) -> list[int]:
+        """The ids of the groups ``roots`` and of every group under them, each subtree in pre-order."""
+        return [g.id for r in roots for g in self.pre_order_groups(r)]
 
     def grouped_ids(self) -> list[int]:
         """The ids of the groups named in ``grouped_only`` that exist (a first view's partial build)."""

@@ -20,7 +20,7 @@ import numpy as np
 
 from tb_graph_plugin.hierarchy.model import Hierarchy
 
-__all__ = ["group_parents", "group_levels", "deepest_first", "ChildrenArrays", "node_parents", "subtree_ids"]
+__all__ = ["group_parents", "group_levels", "deepest_first", "ChildrenArrays", "node_parents"]
 
 
 def group_parents(h: Hierarchy) -> np.ndarray:
@@ -107,8 +107,3 @@ def node_parents(tree: ChildrenArrays, n: int) -> np.ndarray:
     parent = np.full(len(tree.position), -1, dtype=np.int64)
     parent[tree.flat] = np.repeat(np.arange(n, n + len(tree.lists)), tree.lengths)
     return parent
-
-
-def subtree_ids(h: Hierarchy, roots: Iterable[int]) -> list[int]:
-    """The ids of the groups ``roots`` and of every group under them, each subtree in pre-order."""
-    return [g.id for r in roots for g in h.pre_order_groups(r)]
