@@ -68,10 +68,12 @@ class WorkerLink:
     over its stdin/stdout; a reader thread turns what it says into callbacks. Its queue and
     lanes are the pool's bookkeeping, guarded by the pool's lock."""
 
-    def __init__(self, index: int, on_message: Callable, max_graphs: int, prefault_bytes: int = 0):
+    def __init__(self, index: int, on_message: Callable, max_graphs: int, prefault_bytes: int = 0,
+                 lean: bool = False):
         self.index = index
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tb_graph_plugin.api.worker_process", str(max(0, prefault_bytes))],
+            [sys.executable, "-m", "tb_graph_plugin.api.worker_process", str(max(0, prefault_bytes))]
+            + (["lean"] if lean else []),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=worker_env(prefault_bytes),

@@ -1,8 +1,8 @@
 """The worker process: two lanes over the graphs it holds, and a heartbeat.
 
-Started by ``workers.WorkerPool`` as ``python -m tb_graph_plugin.api.worker_process [PREFAULT_BYTES]``
-(the heap it touches while it waits for its first job: ``prefault``); speaks pickles on
-stdin/stdout. Messages in:
+Started by ``workers.WorkerPool`` as ``python -m tb_graph_plugin.api.worker_process [PREFAULT_BYTES
+[lean]]`` (the heap it touches while it waits for its first job: ``prefault``; ``lean``: it only
+imports while it waits, see :func:`worker_main`); speaks pickles on stdin/stdout. Messages in:
 
 - ``("job", lane, job_id, graph_key, blob, task, args, max_graphs)``: run ``tasks.TASKS[task]``
   on the graph ``graph_key``, building it from ``blob`` (``GraphState``) when not held.
@@ -186,10 +186,15 @@ def _run_job(lane: str, message: tuple, graphs: _Graphs, send: Callable[[Any], N
     return built
 
 
-def worker_main(receive: Callable[[], Any], send: Callable[[Any], None], prefault_bytes: int = 0) -> None:
+def worker_main(receive: Callable[[], Any], send: Callable[[Any], None], prefault_bytes: int = 0,
+                lean: bool = False) -> None:
     """The worker loop: route jobs to their lane, answer pings; ends on EOF or None once both
-    lanes are done with what they received. While no job has come, ``prefault_bytes`` of heap
-    are touched (``prefault``) after the imports."""
+    lanes are done with what they received. While no job has come, the worker prepares for its
+    first one on a thread: the imports of a build and its first view (``tasks.preload``), the
+    fast layout engine's imports (``tasks.LATE_IMPORTS``), then ``prefault_bytes`` of heap
+    touched (``prefault``). A ``lean`` worker (not the one a first job goes to:
+    ``workers.WorkerPool``) stops after the first imports: the rest would take a core from the
+    page being loaded while the first job is on its way."""
     send_lock = threading.Lock()
 
     def locked_send(message) -> None:
@@ -207,8 +212,8 @@ def worker_main(receive: Callable[[], Any], send: Callable[[Any], None], prefaul
     locked_send(("hello", rss_bytes()))  # imports done, no graph yet: the pool's memory baseline
     # The imports of a build and its first view while no job is here yet (a job arriving
     # meanwhile waits on the import lock, no longer than it would have anyway); then, unless a
-    # job has come, the fast layout engine's (``tasks.LATE_IMPORTS``; else the job's
-    # ``GraphState.settle`` imports them once its answer has gone out); after each, the
+    # job has come or the worker is lean, the fast layout engine's (``tasks.LATE_IMPORTS``; else
+    # the job's ``GraphState.settle`` imports them once its answer has gone out); after each, the
     # baseline again, with them, unless a job has started to build a graph meanwhile; then the
     # heap touched for the first build, a block at a time until a job comes (that memory counts
     # as the graphs' share).
@@ -221,6 +226,8 @@ def worker_main(receive: Callable[[], Any], send: Callable[[Any], None], prefaul
     def preload() -> None:
         tasks.preload()
         hello_unless_job()
+        if lean:
+            return
         if not got_job.is_set():  # else the job's ``settle`` imports them after its answer
             tasks.preload_late()
             hello_unless_job()
@@ -273,7 +280,8 @@ def _stdio_main() -> None:
         pickle.dump(message, protocol_out, protocol=pickle.HIGHEST_PROTOCOL)
         protocol_out.flush()
 
-    worker_main(lambda: pickle.load(protocol_in), send, int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+    worker_main(lambda: pickle.load(protocol_in), send, int(sys.argv[1]) if len(sys.argv) > 1 else 0,
+                lean=sys.argv[2:3] == ["lean"])
 
 
 if __name__ == "__main__":

@@ -33,9 +33,13 @@ thread every 0.25 s:
   queue moves, and it is replaced once idle, which returns its memory to the system (freed Python
   objects often do not). One graph bigger than the share alone stays (it is the one in use); new
   graphs go to a worker within its share while one is idle. See "Memory" in BENCHMARKS.md.
-- A worker waiting for its first job touches ``prefault_bytes`` of heap for it (``prefault``:
-  a cold build's page faults taken while idle), given back after that job, or as soon as another
-  worker's graph is past its share.
+- The first worker (a first job goes there while it is idle; ``prepared_workers`` says how many)
+  prepares for its first job while it waits: the fast layout engine's imports, and
+  ``prefault_bytes`` of heap touched
+  (``prefault``: a cold build's page faults taken while idle), given back after that job, or as
+  soon as another worker's graph is past its share. The others only import: the pool starts when
+  a page lists the plugins, and their preparation took a core from that page while it loaded
+  (session 20: our iframe came 0.2 s later at 53k ops).
 
 Post-condition: every handle reaches ``done`` or ``failed``; nothing here blocks the caller of
 ``submit`` for more than a lock.
@@ -80,6 +84,7 @@ class WorkerPool:
         heartbeat_timeout_s: float = DEFAULT_HEARTBEAT_TIMEOUT_S,
         worker_graph_bytes: Optional[int] = None,
         prefault_bytes: int = 0,
+        prepared_workers: int = 1,
     ):
         self.n_workers = n_workers
         self.job_timeout_s = job_timeout_s
@@ -88,6 +93,7 @@ class WorkerPool:
         self.heartbeat_timeout_s = heartbeat_timeout_s
         self.worker_graph_bytes = worker_graph_bytes
         self.prefault_bytes = prefault_bytes  # each idle worker touches this much heap (``prefault``)
+        self.prepared_workers = prepared_workers  # the first ones prepare for their first job; the rest only import
         self._lock = threading.RLock()
         self._workers: list[WorkerLink] = []
         self._running: dict[Hashable, JobHandle] = {}
@@ -155,9 +161,17 @@ class WorkerPool:
 
     def _start_workers(self):
         if not self._workers:
-            self._workers = [WorkerLink(i, self._on_message, self.max_graphs_per_worker, self.prefault_bytes) for i in range(self.n_workers)]
+            self._workers = [self._link(i) for i in range(self.n_workers)]
             if not self._watchdog.is_alive():
                 self._watchdog.start()
+
+    def _link(self, index: int) -> WorkerLink:
+        """Worker ``index``, started: the first ``prepared_workers`` (by default the first worker, where
+        a first job goes while it is idle: ``_place``) prepare for their first job while they wait; the
+        others only import (``worker_process.worker_main``)."""
+        prepared = index < self.prepared_workers
+        return WorkerLink(index, self._on_message, self.max_graphs_per_worker,
+                          self.prefault_bytes if prepared else 0, lean=not prepared)
 
     def _place(self, handle: JobHandle, worker: Optional[WorkerLink] = None, first: bool = False):
         """Queue ``handle`` on ``worker`` (default: one holding its graph, else the least busy)."""
@@ -396,8 +410,7 @@ class WorkerPool:
             queued = list(worker.queue)
             worker.queue.clear()
             worker.stop()
-            fresh = WorkerLink(worker.index, self._on_message, self.max_graphs_per_worker,
-                               self.prefault_bytes)
+            fresh = self._link(worker.index)
             self._workers[self._workers.index(worker)] = fresh
             self.restarted += 1
         if cause is not None:

@@ -67,3 +67,24 @@ def test_an_idle_worker_imports_the_late_modules_then_says_hello_again():
     finally:
         process.stdin.close()
         process.wait(timeout=30)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="reads a process's mappings from /proc (Linux)")
+def test_a_lean_worker_only_imports_what_a_first_view_needs():
+    """A ``lean`` worker (the pool's others than the first) says hello after its first-view
+    imports and stops there: no late imports while the page loads."""
+    process = subprocess.Popen([sys.executable, "-m", "tb_graph_plugin.api.worker_process", "0", "lean"],
+                               env=worker_env(0), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        hellos = [pickle.load(process.stdout) for _ in range(2)]
+        assert [m[0] for m in hellos] == ["hello"] * 2
+        deadline = time.monotonic() + 3  # a prepared worker has them mapped within ~1 s here
+        while time.monotonic() < deadline:
+            assert "csgraph/_traversal" not in _mapped(process.pid), "a lean worker made the late imports"
+            time.sleep(0.1)
+        pickle.dump(("ping", 1), process.stdin)
+        process.stdin.flush()
+        assert pickle.load(process.stdout)[:2] == ("pong", 1)  # no third hello came before it
+    finally:
+        process.stdin.close()
+        process.wait(timeout=30)

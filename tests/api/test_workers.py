@@ -324,7 +324,8 @@ def _wait_for_prefaults(pool, n, grown=100 << 20, timeout_s=60):
 def test_a_graph_past_its_share_makes_the_idle_workers_give_their_prefault_back(app):
     """The memory budget is shared: once a worker's graph is past its share, the heap the other
     (idle) workers touched for a first build goes back to the system."""
-    pool = WorkerPool(n_workers=2, prefault_bytes=128 << 20, worker_graph_bytes=1)  # any graph is past it
+    pool = WorkerPool(n_workers=2, prefault_bytes=128 << 20, worker_graph_bytes=1,  # any graph is past it
+                      prepared_workers=2)
     try:
         pool.prestart()
         workers = _wait_for_prefaults(pool, 2)
@@ -336,5 +337,24 @@ def test_a_graph_past_its_share_makes_the_idle_workers_give_their_prefault_back(
         while time.monotonic() < deadline and touched[idle.index] - idle.rss < 64 << 20:
             time.sleep(0.1)
         assert touched[idle.index] - idle.rss >= 64 << 20, (touched[idle.index] >> 20, idle.rss >> 20)
+    finally:
+        pool.close()
+
+
+def test_the_first_worker_prepares_for_a_first_job_and_the_others_only_import(app):
+    """By default only worker 0, where a first job goes while it is idle, touches a prefault (and
+    makes the late imports): the others are started ``lean``, and so is one started in their
+    place; a first job goes to worker 0."""
+    pool = WorkerPool(n_workers=2, prefault_bytes=64 << 20)
+    try:
+        pool.prestart()
+        first, other = pool._workers
+        assert "lean" not in first.process.args and first.holds_prefault
+        assert other.process.args[-1] == "lean" and not other.holds_prefault
+        handle = pool.submit("first", "search", {"q": "conv", "op": None}, "g", _payload(app))
+        assert handle.wait(60) and handle.value()
+        assert "g" in first.graphs and "g" not in other.graphs
+        pool._replace(other, None)
+        assert pool._workers[1].process.args[-1] == "lean"
     finally:
         pool.close()
