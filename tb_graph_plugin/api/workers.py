@@ -35,11 +35,10 @@ thread every 0.25 s:
   graphs go to a worker within its share while one is idle. See "Memory" in BENCHMARKS.md.
 - The first worker (a first job goes there while it is idle; ``prepared_workers`` says how many)
   prepares for its first job while it waits: the fast layout engine's imports, and
-  ``prefault_bytes`` of heap touched
-  (``prefault``: a cold build's page faults taken while idle), given back after that job, or as
-  soon as another worker's graph is past its share. The others only import: the pool starts when
-  a page lists the plugins, and their preparation took a core from that page while it loaded
-  (session 20: our iframe came 0.2 s later at 53k ops).
+  ``prefault_bytes`` of heap touched (``prefault``: a cold build's page faults taken while idle),
+  given back after that job, or as soon as another worker's graph is past its share. The others
+  only import: the pool starts when a page lists the plugins, and their preparation took a core
+  from that page while it loaded (session 20: our iframe came 0.2 s later at 53k ops).
 
 Post-condition: every handle reaches ``done`` or ``failed``; nothing here blocks the caller of
 ``submit`` for more than a lock.
@@ -92,7 +91,7 @@ class WorkerPool:
         self.stage_budgets_s = dict(DEFAULT_STAGE_BUDGETS_S, **(stage_budgets_s or {}))
         self.heartbeat_timeout_s = heartbeat_timeout_s
         self.worker_graph_bytes = worker_graph_bytes
-        self.prefault_bytes = prefault_bytes  # each idle worker touches this much heap (``prefault``)
+        self.prefault_bytes = prefault_bytes  # each prepared worker touches this much heap while idle (``prefault``)
         self.prepared_workers = prepared_workers  # the first ones prepare for their first job; the rest only import
         self._lock = threading.RLock()
         self._workers: list[WorkerLink] = []
