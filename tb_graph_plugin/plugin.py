@@ -32,18 +32,18 @@ class GraphExplorerPlugin(base_plugin.TBPlugin):
         self.budget = budget.split(cache_bytes, workers)
         self._store = GraphStore(self._provider, self.budget.store_bytes, upload_limit_bytes, max_ops,
                                  max_upload_bytes=self.budget.upload_bytes)
-        # Worker processes start when a page lists the plugins (frontend_metadata) or on the first graph
-        # request, not at TensorBoard start.
+        # Worker processes start once the logdir has a graph to show (``warmup``: with the flag off
+        # too, nothing built), when a page lists the plugins (frontend_metadata), or on the first
+        # graph request, whichever comes first.
         self.pool = WorkerPool(n_workers=workers, job_timeout_s=job_timeout_s,
                                result_cache_bytes=self.budget.result_cache_bytes,
                                worker_graph_bytes=self.budget.worker_graph_bytes,
                                prefault_bytes=min(prefault.PREFAULT_BYTES, self.budget.worker_graph_bytes // 2))
         self._routes = Routes(self._store, self._provider, self.pool)
         # Builds the graph the UI opens first before it asks: in the background from the start
-        # (the flag), and in any case as soon as the tab's page asks for its module.
-        self.warmup = Warmup(self._routes, self._provider)
-        if warmup:
-            self.warmup.start()
+        # (the flag; off: only the workers are started then), and in any case as soon as the tab's
+        # page asks for its module.
+        self.warmup = Warmup(self._routes, self._provider, build=warmup, prestart=self.pool.prestart).start()
         self._routes.on_tab_opened = self.warmup.tab_opened
 
     def get_plugin_apps(self):
@@ -108,7 +108,8 @@ class GraphExplorerLoader(base_plugin.TBLoader):
             "--graph_explorer_warmup",
             type=lambda v: v.lower() in ("1", "true", "yes", "on"),
             default=True,
-            help="Graph Explorer: build the graph the tab opens first in the background (default %(default)s).",
+            help="Graph Explorer: build the graph the tab opens first in the background (default %(default)s; "
+                 "off: only the worker processes start once there is a graph to show).",
         )
 
     def fix_flags(self, flags):

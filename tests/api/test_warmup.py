@@ -52,26 +52,31 @@ def test_listing_default_is_what_warmup_builds(real_logs, kind, default):
         app.ours.pool.close()
 
 
-def test_no_graph_data_means_no_warmup(tmp_path):
-    app = TbApp(tmp_path, warmup=True)
+@pytest.mark.parametrize("warmup", [True, False])
+def test_no_graph_data_means_no_warmup_and_no_workers(tmp_path, warmup):
+    app = TbApp(tmp_path, warmup=warmup)
     try:
         assert app.json(OURS + "/graphs") == {"runs": [], "default": None, "data_location": str(tmp_path),
                                               "version": wire.WIRE_VERSION}
-        app.ours.warmup.poll()
-        assert app.ours.warmup.jobs == []
+        app.ours.warmup.poll() if warmup else app.ours.warmup.prestart_when_listed()
+        time.sleep(0.5)
+        assert app.ours.warmup.jobs == [] and app.ours.pool.workers() == []
     finally:
         app.ours.warmup.stop()
         app.ours.pool.close()
 
 
 def test_warmup_flag_off_builds_nothing_until_the_tab_is_opened(real_logs):
-    """``--graph_explorer_warmup=false``: no job before a page opens the tab; the tab's module
-    request (``/index.js``) starts the default graph's first view, and the page's own ``/scene``
-    joins that job instead of starting another."""
+    """``--graph_explorer_warmup=false``: no job before a page opens the tab, but the worker
+    processes are started as soon as there is a graph to show (then the warm-up thread ends);
+    the tab's module request (``/index.js``) starts the default graph's first view, and the
+    page's own ``/scene`` joins that job instead of starting another."""
     app = TbApp(real_logs.get("torch_cnn"), warmup=False)
     try:
-        time.sleep(0.5)
-        assert app.ours.warmup.jobs == [] and not app.ours.warmup._thread.is_alive()
+        app.ours.warmup._thread.join(10)
+        assert not app.ours.warmup._thread.is_alive()
+        assert len(app.ours.pool.workers()) == app.ours.pool.n_workers  # started, not asked for by a page
+        assert app.ours.warmup.jobs == []
         assert app.get(OURS + "/graphs").status_code == 200
         assert app.ours.warmup.jobs == []  # listing the graphs opens nothing
         assert app.get(OURS + "/index.js").status_code == 200
