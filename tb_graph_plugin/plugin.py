@@ -43,7 +43,7 @@ class GraphExplorerPlugin(base_plugin.TBPlugin):
         # Builds the graph the UI opens first before it asks: in the background from the start
         # (the flag; off: only the workers are started then), and in any case as soon as the tab's
         # page asks for its module.
-        self.warmup = Warmup(self._routes, self._provider, build=warmup, prestart=self.pool.prestart).start()
+        self.warmup = Warmup(self._routes, self._provider, build=warmup, pool=self.pool).start()
         self._routes.on_tab_opened = self.warmup.tab_opened
 
     def get_plugin_apps(self):

@@ -9,7 +9,7 @@ first request then joins the running job or finds its result cached. Two trigger
 - ``start()``: TensorBoard serves the tab long after it started, so a daemon thread watches the
   listing through the data provider and, as soon as there is a default graph, warms it
   (``--graph_explorer_warmup``, default on) or, with the flag off, only starts the worker
-  processes (``prestart``: nothing is built) and ends. A worker takes ~1 s to start and import
+  processes (nothing is built) and ends, as it does when they were started otherwise. A worker takes ~1 s to start and import
   on a busy machine; a page that opens the tab at once asks for the first view ~0.7 s after it
   lists the plugins (which started them before): the 53k-op first view's server part was 0.55 s
   then, 0.21 s with workers started beforehand (session 20).
@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Callable, Optional
+from typing import Optional
 
 from tensorboard import context as tb_context
 
 from tb_graph_plugin import wire
 from tb_graph_plugin.api.routes import Routes, scene_args
+from tb_graph_plugin.api.workers import WorkerPool
 from tb_graph_plugin.ingest import listing
 
 __all__ = ["DEFAULT_POLL_S", "Warmup"]
@@ -47,16 +48,16 @@ _EXPERIMENT_ID = ""  # the default experiment: what a plain `tensorboard --logdi
 
 
 class Warmup:
-    """A daemon thread warming ``Listing.default`` (``build``), or only calling ``prestart()``
-    once there is one; ``stop()`` ends it."""
+    """A daemon thread warming ``Listing.default`` (``build``), or only starting the worker
+    processes once there is one (``pool``; unless something started them before); ``stop()`` ends it."""
 
     def __init__(self, routes: Routes, data_provider, poll_s: float = DEFAULT_POLL_S, build: bool = True,
-                 prestart: Optional[Callable[[], None]] = None):
+                 pool: Optional[WorkerPool] = None):
         self._routes = routes
         self._provider = data_provider
         self._poll_s = poll_s
         self._build = build
-        self._prestart = prestart
+        self._pool = pool
         self._stopped = threading.Event()
         self._warmed: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
@@ -91,11 +92,13 @@ class Warmup:
             logger.info("graph_explorer: warmed %s (%s)", handle.key[0], handle.state.value)
 
     def prestart_when_listed(self) -> bool:
-        """The flag off: start the workers (``prestart``) if there is a graph to show; whether it did."""
+        """The flag off: whether the workers are started, starting them if there is a graph to
+        show (a page's plugin listing or a request may have started them before)."""
+        if self._pool is None or self._pool.workers():
+            return True
         if listing.listing(self._provider, tb_context.RequestContext(), _EXPERIMENT_ID).default is None:
             return False
-        if self._prestart is not None:
-            self._prestart()
+        self._pool.prestart()
         return True
 
     def tab_opened(self, experiment_id: str) -> None:

@@ -94,3 +94,18 @@ def test_warmup_flag_off_builds_nothing_until_the_tab_is_opened(real_logs):
         assert app.ours.warmup.jobs == [handle]
     finally:
         app.ours.pool.close()
+
+
+def test_warmup_flag_off_thread_ends_once_a_page_started_the_workers(tmp_path):
+    """No graph to show yet, the flag off: the thread keeps looking until a page's plugin
+    listing starts the workers, then ends (it does not poll the listing for ever)."""
+    app = TbApp(tmp_path, warmup=False)
+    try:
+        time.sleep(0.5)
+        assert app.ours.warmup._thread.is_alive() and app.ours.pool.workers() == []
+        assert app.get("/data/plugins_listing").status_code == 200
+        app.ours.warmup._thread.join(5)
+        assert not app.ours.warmup._thread.is_alive() and app.ours.pool.workers()
+        assert app.ours.warmup.jobs == []
+    finally:
+        app.ours.pool.close()
