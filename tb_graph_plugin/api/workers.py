@@ -37,8 +37,8 @@ thread every 0.25 s:
   prepares for its first job while it waits: the fast layout engine's imports, and
   ``prefault_bytes`` of heap touched (``prefault``: a cold build's page faults taken while idle),
   given back after that job, or as soon as another worker's graph is past its share. The others
-  only import: the pool starts when a page lists the plugins, and their preparation took a core
-  from that page while it loaded (session 20: our iframe came 0.2 s later at 53k ops).
+  only import: the pool often starts while TensorBoard's page loads, and their preparation took a
+  core from that page (session 20: our iframe came 0.2 s later at 53k ops).
 
 Post-condition: every handle reaches ``done`` or ``failed``; nothing here blocks the caller of
 ``submit`` for more than a lock.
