@@ -96,7 +96,7 @@ class Warmup:
         show (a page's plugin listing or a request may have started them before)."""
         if self._pool is None or self._pool.workers():
             return True
-        if listing.listing(self._provider, tb_context.RequestContext(), _EXPERIMENT_ID).default is None:
+        if self._default(tb_context.RequestContext(), _EXPERIMENT_ID) is None:
             return False
         self._pool.prestart()
         return True
@@ -113,10 +113,14 @@ class Warmup:
         except Exception:
             logger.exception("graph_explorer: building the default graph on tab open failed")
 
+    def _default(self, ctx, experiment_id: str):
+        """The listing's default graph (``None`` while there is no graph to show)."""
+        return listing.listing(self._provider, ctx, experiment_id).default
+
     def _submit_default(self, experiment_id: str):
         """Submit the default graph's first view unless it was warmed already; its handle."""
         ctx = tb_context.RequestContext()
-        ref = listing.listing(self._provider, ctx, experiment_id).default
+        ref = self._default(ctx, experiment_id)
         if ref is None:
             return None
         key = (experiment_id, wire.to_json(ref))

@@ -126,11 +126,16 @@ def settle(frame, timeout_ms: float = 600_000) -> None:
     frame.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
+def count_frames(frame) -> None:
+    """Starts the page's frame counter (``__countFrames``, once) and waits one frame."""
+    frame.evaluate("window.__countFrames(); new Promise(r => requestAnimationFrame(r))")
+
+
 def wheel_fps(page, frame, x: float, y: float, seconds: float = 2.0) -> float:
     """Zooms in and out at (x, y) with the mouse wheel for ``seconds`` (in for 0.5 s, out for
     0.5 s, ...); frames counted by rAF in ``frame``."""
     page.mouse.move(x, y)
-    frame.evaluate("window.__countFrames(); new Promise(r => requestAnimationFrame(r))")
+    count_frames(frame)
     f0 = frame.evaluate("window.__frames")
     t0 = time.perf_counter()
     while (t := time.perf_counter() - t0) < seconds:
@@ -185,7 +190,7 @@ def drag_fps(page, frame, x: float, y: float, seconds: float = 2.0) -> float:
     """Drags the view back and forth for ``seconds``; frames counted by rAF in ``frame``."""
     page.mouse.move(x, y)
     page.mouse.down()
-    frame.evaluate("window.__countFrames(); new Promise(r => requestAnimationFrame(r))")
+    count_frames(frame)
     f0 = frame.evaluate("window.__frames")
     t0 = time.perf_counter()
     i = 0
