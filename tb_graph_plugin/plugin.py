@@ -38,7 +38,8 @@ class GraphExplorerPlugin(base_plugin.TBPlugin):
         self.pool = WorkerPool(n_workers=workers, job_timeout_s=job_timeout_s,
                                result_cache_bytes=self.budget.result_cache_bytes,
                                worker_graph_bytes=self.budget.worker_graph_bytes,
-                               prefault_bytes=min(prefault.PREFAULT_BYTES, self.budget.worker_graph_bytes // 2))
+                               prefault_bytes=min(prefault.PREFAULT_BYTES, self.budget.worker_graph_bytes // 2),
+                               read_heap_bytes=prefault.READ_HEAP_BYTES)
         self._routes = Routes(self._store, self._provider, self.pool)
         # Builds the graph the UI opens first before it asks: in the background from the start
         # (the flag; off: only the workers are started then), and in any case as soon as the tab's

@@ -17,6 +17,16 @@ then, in the two allocators a build uses, and keeps it:
   ``MMAP_THRESHOLD`` in the heap (not a fresh ``mmap`` each) and does not give the heap's top
   back under ``trim threshold`` bytes; blocks touched and freed then stay in the heap.
 
+TensorBoard's process has the same cost on the way to a first view: the read of the graph's blob
+(``ingest.blobs``: the data provider copies it into one ``bytes``, 30 MB at 53k ops) lands on pages
+a fresh reader thread has never touched (~7.5k faults, ~15 ms of a 20 ms read). We do not own that
+process's environment, so :func:`warm_read_heap`, run on the reader thread once the workers start,
+uses glibc's own dynamic threshold (``mallopt(3)``, ``M_MMAP_THRESHOLD``: freeing a block that
+was ``mmap``-ed raises the threshold to its size, up to 32 MiB, and the trim threshold to twice
+that): it frees one such block (untouched), then touches and frees a block just under it, which the
+thread's heap keeps. A blob up to that size is then read into touched pages (the state
+TensorBoard reaches by itself once it has freed a 32 MiB block; the heap keeps ~32 MiB).
+
 After its first job the worker drops the pins and gives back what is free (:meth:`Prefault.release`,
 ``malloc_trim``), and after each later job what is free again, so what it holds once idle is its
 graphs (what ``workers.WorkerPool`` measures against each worker's share).
@@ -33,7 +43,8 @@ import ctypes.util
 import threading
 from typing import Optional
 
-__all__ = ["MMAP_THRESHOLD", "PREFAULT_BYTES", "Prefault", "malloc_env", "prefault", "trim"]
+__all__ = ["MMAP_THRESHOLD", "PREFAULT_BYTES", "READ_HEAP_BYTES", "Prefault", "malloc_env", "prefault", "trim",
+           "warm_read_heap"]
 
 PREFAULT_BYTES = 192 << 20
 """What an idle worker touches by default (at most half its share of the memory budget): a 141k-op
@@ -87,6 +98,30 @@ def prefault(nbytes: int, stop: Optional[threading.Event] = None) -> Prefault:
         done.touched += _HEAP_BLOCK
     del heap  # freed into the heap's top, which ``MALLOC_TRIM_THRESHOLD_`` keeps
     return done
+
+
+READ_HEAP_BYTES = MMAP_THRESHOLD - (128 << 10)
+"""What :func:`warm_read_heap` leaves touched in the reader thread's heap: a blob up to this size
+is read into it (its ``mmap``-ed block, 64 KiB larger, stays under glibc's 32 MiB ceiling)."""
+
+
+def warm_read_heap(nbytes: int = READ_HEAP_BYTES) -> int:
+    """Leave ``nbytes`` (at most :data:`READ_HEAP_BYTES`) of touched, free heap in the calling
+    thread's glibc arena, where its next block up to that size is allocated; return the bytes
+    touched. Pre: called on the thread that will read (``workers.WorkerPool``'s reader). Post:
+    the process's mmap threshold is at least ``nbytes`` + 64 KiB (glibc's dynamic rule; nothing is
+    set), so the block read next comes from this heap. Elsewhere than glibc the block is touched
+    and freed to no effect."""
+    nbytes = max(0, min(nbytes, READ_HEAP_BYTES))
+    if not nbytes:
+        return 0
+    # ``bytes(n)`` is a calloc: an mmap-ed block comes zeroed and is not touched; freed, it raises
+    # the threshold (and the trim threshold) to its size
+    raise_threshold = bytes(nbytes + (64 << 10))
+    del raise_threshold
+    touched = bytearray(nbytes)  # under the threshold now: from this thread's heap, every page written
+    del touched  # freed into the heap's top, which the raised trim threshold keeps
+    return nbytes
 
 
 _libc = None

@@ -341,6 +341,23 @@ def test_a_graph_past_its_share_makes_the_idle_workers_give_their_prefault_back(
         pool.close()
 
 
+def test_the_reader_thread_warms_its_heap_when_the_workers_start(app):
+    """``read_heap_bytes``: starting the workers also has the thread that reads graphs touch that
+    much heap (``prefault.warm_read_heap``), once; the first job's read runs on that thread."""
+    pool = WorkerPool(n_workers=1, read_heap_bytes=4 << 20)
+    try:
+        assert pool.read_heap_warmed is None
+        pool.prestart()
+        assert pool.read_heap_warmed.result(10) == 4 << 20
+        warmed = pool.read_heap_warmed
+        readers = set(pool._readers._threads)
+        handle = pool.submit("first", "search", {"q": "conv", "op": None}, "g", _payload(app))
+        assert handle.wait(60) and handle.value()
+        assert pool.read_heap_warmed is warmed and set(pool._readers._threads) == readers
+    finally:
+        pool.close()
+
+
 def test_the_first_worker_prepares_for_a_first_job_and_the_others_only_import(app):
     """By default only worker 0, where a first job goes while it is idle, touches a prefault (and
     makes the late imports): the others are started ``lean``, and so is one started in their
