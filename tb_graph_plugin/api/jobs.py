@@ -59,6 +59,7 @@ class JobHandle:
         self.deaths: list[tuple[str, object]] = []  # (stage, exit code) per worker that died running it
         self.force_graph = False  # send the graph with the job even if the worker should hold it
         self.sent = False  # the worker it was last started on has been sent it
+        self.shared = None  # the ``worker_link.SharedBlob`` its graph was last sent in, until the worker took it
         self.done = threading.Event()
 
     def wire(self) -> wire.Job:

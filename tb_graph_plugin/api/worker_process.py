@@ -16,7 +16,8 @@ imports while it waits, see :func:`worker_main`); speaks pickles on stdin/stdout
 - ``None`` or EOF: finish the jobs received, then return.
 
 Messages out: ``("hello", rss_bytes)`` once ready; per job: ``("start", id)``, ``("progress", id, stage, fraction)``,
-``("need_graph", id)``, then ``("done", id, json, rss_bytes)`` or ``("failed", id, http_code,
+``("need_graph", id)`` (``("need_graph", id, "unshared")``: the graph came in shared memory it
+could not map, ``worker_link.share``), then ``("done", id, json, rss_bytes)`` or ``("failed", id, http_code,
 message, rss_bytes)``. Each stage, once reported, passes ``faults.check`` (test-only hook).
 
 After a graph's first answer the main lane settles its build (``GraphState.settle``); the jobs
@@ -174,6 +175,9 @@ def _run_job(lane: str, message: tuple, graphs: _Graphs, send: Callable[[Any], N
         if state is None:
             if blob is None or lane != "main":
                 send(("need_graph", job_id))
+                return None
+            if blob["graph"] is None:  # sent in shared memory this process could not map
+                send(("need_graph", job_id, "unshared"))
                 return None
             state = built = tasks.GraphState(blob, progress)
             graphs.put(graph_key, state, max_graphs)

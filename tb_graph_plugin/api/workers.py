@@ -59,6 +59,7 @@ from tensorboard import errors
 
 from tb_graph_plugin.api import prefault
 from tb_graph_plugin.api.jobs import BUILD_STAGES, DEFAULT_STAGE_BUDGETS_S, QUICK_TASKS, JobFailed, JobHandle, result_size
+from tb_graph_plugin.api import worker_link
 from tb_graph_plugin.api.worker_link import WorkerLink
 from tb_graph_plugin.cache import LruCache
 
@@ -74,6 +75,14 @@ DEFAULT_HEARTBEAT_TIMEOUT_S = 3.0
 _MAX_ATTEMPTS = 2  # a job is run at most twice: once, and once more if its worker died
 _POISONED_KEPT = 256
 _JOBS_KEPT = 2000  # job handles answerable by id (``/job``), oldest forgotten first
+
+
+def _release_shared(handle: JobHandle) -> None:
+    """Close the shared memory ``handle``'s graph was sent in (the worker has its own mapping by
+    then, or never will: it died)."""
+    shared, handle.shared = handle.shared, None
+    if shared is not None:
+        shared.close()
 
 
 class WorkerPool:
@@ -100,6 +109,7 @@ class WorkerPool:
         self.prepared_workers = prepared_workers  # the first ones prepare for their first job; the rest only import
         self.read_heap_bytes = read_heap_bytes  # touched on the reader thread when the workers start (``warm_read_heap``)
         self.read_heap_warmed: Optional[futures.Future] = None
+        self.share_graphs = True  # big graphs go in shared memory (``worker_link.share``) until a worker cannot map one
         self._lock = threading.RLock()
         self._workers: list[WorkerLink] = []
         self._running: dict[Hashable, JobHandle] = {}
@@ -232,10 +242,14 @@ class WorkerPool:
         """On a reader thread: read the graph if the worker lacks it, then send the job."""
         try:
             blob = None
+            _release_shared(handle)  # a send before this one, to a worker that died
             if needs_graph:
                 handle.set_stage("read")
                 handle.progress = max(handle.progress, 0.05)
                 blob = handle.load_graph()
+                shared = worker_link.share(blob.get("graph")) if self.share_graphs else None
+                if shared is not None:
+                    handle.shared, blob = shared, dict(blob, graph=shared)
             worker.send(("job", lane, handle.job_id, handle.graph_key, blob, handle.task, handle.args,
                          self.max_graphs_per_worker))
             with self._lock:
@@ -243,6 +257,7 @@ class WorkerPool:
                 if handle.stage in ("queued", "read"):  # until the worker reports its first stage
                     handle.set_stage("sent")
         except errors.PublicError as e:
+            _release_shared(handle)
             self._lane_done(worker, handle, drop_graph=True)
             self._finish(handle, error=JobFailed(e.http_code, str(e)))
         except (OSError, ValueError) as e:  # the worker's pipe closed: the watchdog replaces it
@@ -321,6 +336,7 @@ class WorkerPool:
             handle = worker.lanes[lane] if lane else None
         if handle is None:
             return
+        _release_shared(handle)  # any message on the job comes after the worker unpickled it
         if kind == "start":
             handle.started = time.monotonic()
         elif kind == "progress":
@@ -328,6 +344,10 @@ class WorkerPool:
                 handle.set_stage(message[2])
                 handle.progress = max(handle.progress, float(message[3]))
         elif kind == "need_graph":
+            if message[2:] == ("unshared",) and self.share_graphs:
+                self.share_graphs = False
+                logger.warning("graph_explorer: a worker could not map a graph in shared memory; "
+                               "graphs go through its pipe from now on")
             with self._lock:
                 worker.lanes[lane] = None
                 worker.graphs.pop(handle.graph_key, None)
@@ -351,6 +371,7 @@ class WorkerPool:
                 self._after_job(worker)
 
     def _finish(self, handle: JobHandle, result=None, error=None, cache=True):
+        _release_shared(handle)
         handle._finish(result, error)
         with self._lock:
             self._running.pop(handle.key, None)

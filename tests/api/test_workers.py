@@ -10,7 +10,7 @@ import time
 import pytest
 
 from tb_graph_plugin import wire
-from tb_graph_plugin.api import faults
+from tb_graph_plugin.api import faults, worker_link
 from tb_graph_plugin.api.workers import JobFailed, WorkerPool
 from tests.tb_app import OURS, TbApp
 
@@ -341,6 +341,56 @@ def test_a_graph_past_its_share_makes_the_idle_workers_give_their_prefault_back(
         pool.close()
 
 
+def _shares(monkeypatch, fake_fd=False):
+    """Every graph goes in shared memory (``SHARED_MIN_BYTES`` 1); the blobs made, listed. With
+    ``fake_fd``, each names a descriptor the worker cannot map (``/dev/null``)."""
+    made = []
+    real = worker_link.share
+
+    def share(data):
+        shared = real(data)
+        if shared is not None and fake_fd:
+            shared.close()
+            shared.fd = os.open(os.devnull, os.O_RDONLY)
+        made.append(shared)
+        return shared
+
+    monkeypatch.setattr(worker_link, "SHARED_MIN_BYTES", 1)
+    monkeypatch.setattr(worker_link, "share", share)
+    return made
+
+
+@pytest.mark.skipif(not (hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")), reason="memfd and /proc")
+def test_a_big_graph_goes_in_shared_memory_which_is_closed_once_the_worker_took_it(app, monkeypatch):
+    made = _shares(monkeypatch)
+    pool = WorkerPool(n_workers=1)
+    try:
+        handle = pool.submit("first", "search", {"q": "conv", "op": None}, "g", _payload(app))
+        assert handle.wait(60) and json.loads(handle.value())["hits"]
+        shared, = made
+        assert shared is not None and shared.fd == -1 and handle.shared is None  # closed
+        assert pool.share_graphs
+    finally:
+        pool.close()
+
+
+@pytest.mark.skipif(not (hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")), reason="memfd and /proc")
+def test_a_worker_that_cannot_map_a_shared_graph_gets_it_through_its_pipe(app, monkeypatch):
+    """The worker says ``need_graph ... unshared``; the pool sends that job, and every later one,
+    through the pipe, and the job answers."""
+    made = _shares(monkeypatch, fake_fd=True)
+    pool = WorkerPool(n_workers=1)
+    try:
+        handle = pool.submit("first", "search", {"q": "conv", "op": None}, "g", _payload(app))
+        assert handle.wait(60) and json.loads(handle.value())["hits"]
+        assert len(made) == 1 and not pool.share_graphs
+        later = pool.submit("other", "search", {"q": "relu", "op": None}, "g2", _payload(app))
+        assert later.wait(60) and later.value()
+        assert len(made) == 1
+    finally:
+        pool.close()
+
+
 def test_the_reader_thread_warms_its_heap_when_the_workers_start(app):
     """``read_heap_bytes``: starting the workers also has the thread that reads graphs touch that
     much heap (``prefault.warm_read_heap``), once; the first job's read runs on that thread."""
@@ -375,3 +425,21 @@ def test_the_first_worker_prepares_for_a_first_job_and_the_others_only_import(ap
         assert pool._workers[1].process.args[-1] == "lean"
     finally:
         pool.close()
+
+
+def test_a_small_graph_keeps_the_pipe_and_a_big_one_maps_back_as_its_bytes():
+    assert worker_link.share(b"x" * 1000) is None  # under SHARED_MIN_BYTES
+    assert worker_link.share(None) is None
+    if not (hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")):
+        return
+    data = os.urandom(1 << 16) * ((worker_link.SHARED_MIN_BYTES >> 16) + 1)
+    shared = worker_link.share(memoryview(data))
+    try:
+        func, args = shared.__reduce__()
+        view = func(*args)  # what the worker's unpickling does (here in this process)
+        assert view.readonly and view == data
+        view.release()
+    finally:
+        shared.close()
+        shared.close()  # twice: a no-op
+    assert worker_link.map_shared(os.getpid(), shared.fd, len(data)) is None  # closed: cannot be mapped
