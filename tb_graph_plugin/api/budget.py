@@ -17,8 +17,9 @@ built graphs in the workers         1/2     per worker: RSS growth over its RSS 
 
 Post-condition: the shares sum to at most ``cache_bytes``. What is not in the budget (the stated
 overhead, measured in BENCHMARKS.md "Memory"): TensorBoard itself and each worker's interpreter
-and imports, the 32 MiB of heap TensorBoard's graph reader keeps touched (``prefault.warm_read_heap``), protobuf's in-memory size beyond ``ByteSize()``, and the one job per lane a worker
-may be running past its share before it is recycled.
+and imports, the 32 MiB of heap TensorBoard's graph reader keeps touched
+(``prefault.warm_read_heap``), protobuf's in-memory size beyond ``ByteSize()``, and the one job
+per lane a worker may be running past its share before it is recycled.
 """
 
 from __future__ import annotations

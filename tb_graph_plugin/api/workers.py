@@ -57,9 +57,8 @@ from typing import Callable, Hashable, Optional
 
 from tensorboard import errors
 
-from tb_graph_plugin.api import prefault
+from tb_graph_plugin.api import prefault, worker_link
 from tb_graph_plugin.api.jobs import BUILD_STAGES, DEFAULT_STAGE_BUDGETS_S, QUICK_TASKS, JobFailed, JobHandle, result_size
-from tb_graph_plugin.api import worker_link
 from tb_graph_plugin.api.worker_link import WorkerLink
 from tb_graph_plugin.cache import LruCache
 

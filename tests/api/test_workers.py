@@ -341,6 +341,10 @@ def test_a_graph_past_its_share_makes_the_idle_workers_give_their_prefault_back(
         pool.close()
 
 
+needs_memfd = pytest.mark.skipif(not (hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")),
+                                 reason="shared memory needs memfd and /proc (Linux)")
+
+
 def _shares(monkeypatch, fake_fd=False):
     """Every graph goes in shared memory (``SHARED_MIN_BYTES`` 1); the blobs made, listed. With
     ``fake_fd``, each names a descriptor the worker cannot map (``/dev/null``)."""
@@ -360,7 +364,7 @@ def _shares(monkeypatch, fake_fd=False):
     return made
 
 
-@pytest.mark.skipif(not (hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")), reason="memfd and /proc")
+@needs_memfd
 def test_a_big_graph_goes_in_shared_memory_which_is_closed_once_the_worker_took_it(app, monkeypatch):
     made = _shares(monkeypatch)
     pool = WorkerPool(n_workers=1)
@@ -374,7 +378,7 @@ def test_a_big_graph_goes_in_shared_memory_which_is_closed_once_the_worker_took_
         pool.close()
 
 
-@pytest.mark.skipif(not (hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")), reason="memfd and /proc")
+@needs_memfd
 def test_a_worker_that_cannot_map_a_shared_graph_gets_it_through_its_pipe(app, monkeypatch):
     """The worker says ``need_graph ... unshared``; the pool sends that job, and every later one,
     through the pipe, and the job answers."""
@@ -427,11 +431,13 @@ def test_the_first_worker_prepares_for_a_first_job_and_the_others_only_import(ap
         pool.close()
 
 
-def test_a_small_graph_keeps_the_pipe_and_a_big_one_maps_back_as_its_bytes():
+def test_a_small_graph_keeps_the_pipe():
     assert worker_link.share(b"x" * 1000) is None  # under SHARED_MIN_BYTES
     assert worker_link.share(None) is None
-    if not (hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")):
-        return
+
+
+@needs_memfd
+def test_a_big_graph_maps_back_as_its_bytes():
     data = os.urandom(1 << 16) * ((worker_link.SHARED_MIN_BYTES >> 16) + 1)
     shared = worker_link.share(memoryview(data))
     try:
