@@ -86,13 +86,15 @@ def node_details(h: Hierarchy, ref: NodeRef, limit_attr_size: int = DEFAULT_LIMI
 
 
 def _group_details(h: Hierarchy, i: int, series_name) -> NodeDetails:
-    """A group's details: op histogram as attrs, the MetaEdges entering and leaving it as inputs
+    """A group's details: op histogram as attrs (typed ops only), the MetaEdges entering and leaving it as inputs
     and outputs (``group_io``), profile totals."""
     g = h.group(i)
     ins, outs = group_io(h, i)
     counted = histograms(h, i)
+    # an op without a type (a Keras conceptual graph's layers: their class is an attr) is not
+    # counted: it read as one attribute "op:" holding every layer
     attrs = [NodeAttr(key=f"op:{op}", value=str(c))
-             for op, c in sorted(counted.ops.items(), key=lambda kv: -kv[1])]
+             for op, c in sorted(counted.ops.items(), key=lambda kv: -kv[1]) if op]
     stats = None
     if g.compute_time_us is not None:
         stats = {"compute_time_us": g.compute_time_us, "memory_bytes": g.memory_bytes,

@@ -297,6 +297,17 @@ def test_node_details_fields_and_elided_attrs():
                                                           "count": 1, "size": 1}
 
 
+def test_a_groups_op_histogram_counts_typed_ops_only():
+    """A Keras conceptual graph's layers have no op type (their class is the ``keras_class`` attr):
+    a group of them lists no ``op:`` attribute; typed ops beside them are counted."""
+    g = graph_pb2.GraphDef()
+    for name in ("model/dense", "model/dense_1", "model/relu"):
+        g.node.add(name=name).attr["keras_class"].s = b"Dense"
+    g.node.add(name="model/add", op="AddV2", input=["model/dense", "model/dense_1"])
+    h = build_hierarchy(build_slim_graph(g))
+    assert [(a.key, a.value) for a in node_details(h, "model").attrs] == [("op:AddV2", "1")]
+
+
 def test_block_series_reads_keras_trace_scopes_as_layer_names():
     # a Keras 3 trace runs layer encoder_block in scope encoder_block_1, layer encoder_block_1
     # in encoder_block_1_2, layer encoder_block_2 in encoder_block_2_1, ...
