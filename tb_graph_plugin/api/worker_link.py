@@ -29,7 +29,8 @@ from tb_graph_plugin.api import prefault
 from tb_graph_plugin.api.jobs import JobHandle
 from tb_graph_plugin.cache import LruCache
 
-__all__ = ["WorkerLink", "STARTUP_GRACE_S", "SHARED_MIN_BYTES", "SharedBlob", "map_shared", "share", "worker_env"]
+__all__ = ["WorkerLink", "STARTUP_GRACE_S", "SHARED_MEMORY", "SHARED_MIN_BYTES", "SharedBlob", "map_shared", "share",
+           "worker_env"]
 
 STARTUP_GRACE_S = 30.0  # a fresh worker imports TensorBoard and numpy before its first pong
 
@@ -40,7 +41,8 @@ PIPE_BYTES = 1 << 20  # the pipe a graph's encoding goes through (Linux's defaul
 def _widen_pipe(stream) -> None:
     """Give the pipe to the worker ``PIPE_BYTES`` of buffer where the system allows (Linux's
     ``F_SETPIPE_SZ``; elsewhere, or past ``/proc/sys/fs/pipe-max-size``, it stays as it is). A
-    1M-op graph's 165 MB then cross in 1 MiB reads, not 64 KiB ones: the worker's reading thread
+    graph under ``SHARED_MIN_BYTES`` (or any graph where there is no shared memory: a 1M-op
+    graph's 165 MB) then crosses in 1 MiB reads, not 64 KiB ones: the worker's reading thread
     takes the GIL back once per read, and a worker still importing holds it for up to the switch
     interval each time."""
     try:
@@ -85,11 +87,15 @@ class SharedBlob:
             os.close(fd)
 
 
+SHARED_MEMORY = hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")
+"""This system has a ``memfd`` and a ``/proc`` to open it through (Linux): :func:`share` can."""
+
+
 def share(data) -> Optional[SharedBlob]:
     """``data`` (bytes or a memoryview) written to a new ``memfd``, or None where it is shorter than
-    ``SHARED_MIN_BYTES`` or the system has no ``memfd`` or no ``/proc`` (the pipe then takes it)."""
+    ``SHARED_MIN_BYTES`` or the system cannot (``SHARED_MEMORY``; the pipe then takes it)."""
     size = len(data) if isinstance(data, (bytes, memoryview)) else 0
-    if size < SHARED_MIN_BYTES or not hasattr(os, "memfd_create") or not os.path.isdir("/proc/self/fd"):
+    if size < SHARED_MIN_BYTES or not SHARED_MEMORY:
         return None
     try:
         fd = os.memfd_create("graph_explorer_graph", getattr(os, "MFD_CLOEXEC", 0))

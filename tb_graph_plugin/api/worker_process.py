@@ -266,7 +266,8 @@ SWITCH_INTERVAL_S = 0.001
 """The worker's GIL switch interval (Python's default is 0.005 s). The main thread reads a job's
 graph from the pipe a read at a time and takes the GIL back after each; while a lane builds or
 the imports run, each take waited for the switch interval (a 1M-op graph's 165 MB, in 1 MiB reads:
-~1 s at 5 ms, ~0.3 s at 1 ms; ``bench/bench_hand_off.py``). A lone thread never switches."""
+~1 s at 5 ms, ~0.3 s at 1 ms; ``bench/bench_hand_off.py``; such a graph now comes in shared memory
+where the system has it, ``worker_link.share``). A lone thread never switches."""
 
 
 def _stdio_main() -> None:

@@ -256,7 +256,6 @@ class WorkerPool:
                 if handle.stage in ("queued", "read"):  # until the worker reports its first stage
                     handle.set_stage("sent")
         except errors.PublicError as e:
-            _release_shared(handle)
             self._lane_done(worker, handle, drop_graph=True)
             self._finish(handle, error=JobFailed(e.http_code, str(e)))
         except (OSError, ValueError) as e:  # the worker's pipe closed: the watchdog replaces it

@@ -341,8 +341,7 @@ def test_a_graph_past_its_share_makes_the_idle_workers_give_their_prefault_back(
         pool.close()
 
 
-needs_memfd = pytest.mark.skipif(not (hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")),
-                                 reason="shared memory needs memfd and /proc (Linux)")
+needs_memfd = pytest.mark.skipif(not worker_link.SHARED_MEMORY, reason="shared memory needs memfd and /proc (Linux)")
 
 
 def _shares(monkeypatch, fake_fd=False):
