@@ -17,6 +17,7 @@ import { Keyboard } from "./app/keyboard";
 import { legendCorner } from "./app/legend";
 import { LinkBar } from "./app/link_bar";
 import { jump, type NavHost } from "./app/navigation";
+import { hoverText, otherEnd } from "./app/stub_links";
 import { NodeDataPanel } from "./app/node_data";
 import { refFromPickers } from "./app/pickers";
 import { SearchBox } from "./app/search";
@@ -42,13 +43,18 @@ export class App {
     data: document.body.dataset,
     decorate: (model) => this.compare.decorate(model),
     modelSet: (model) => this.modelSet(model),
-    select: (n) => this.selection.select(n),
+    select: (n) => {
+      const far = otherEnd(this.main.model, n); // a stub or bridge: go to the node it stands for
+      if (far !== null) void jump(this.nav, far);
+      else this.selection.select(n);
+    },
     toggleExpand: (n) => this.selection.toggleExpand(n),
     hover: (name) => {
       if (name === this.st.hover) return;
       this.st.hover = name;
-      this.ui.status.textContent = name ?? "";
-      this.ui.canvas.title = name ?? "";
+      const text = hoverText(this.main.model, name);
+      this.ui.status.textContent = text.split("\n").slice(0, 2).join(": ");
+      this.ui.canvas.title = text;
       this.main.redraw();
     },
     fail: (e) => this.fail(e),

@@ -8,7 +8,11 @@ steps, in order:
    call of ``enc.fc`` anywhere); here a call is numbered among the calls of that module inside
    the same parent call, so the first call of ``fc`` in each call of ``enc`` is ``Linear[fc]``.
    A path that skips levels (``model`` -> ``model.layers.0``) gets the skipped containers as
-   plain scopes (``layers``).
+   plain scopes (``layers``); a skipped level that is a module called in the same caller call
+   takes the op into that call (LLaVA's token embedding, called outside ``language_model``'s
+   forward, is in ``LlamaModel[language_model]``).
+1b. ``interleaved containers``: a plain container scope whose ops close a cycle (diffusers' ``resnets``
+   and ``attentions``, called in turn) is removed: its modules become its parent's.
 2. ``glue``: ops whose innermost ``forward`` frame is one source line calling a function
    (``causal_mask = create_causal_mask(``, ``"full_attention": create_causal_mask(``,
    ``self.get_extended_attention_mask(``; torch keeps
@@ -134,28 +138,112 @@ def call_scope(scope: str, parent_path: str, path: str, class_name: str, call: i
 
 
 def _module_scopes(ops) -> tuple[str, list[str], list[str], dict[str, str], set[str]]:
-    """(root, scope per op, innermost module path per op, module path -> first scope, called paths)."""
+    """(root, scope per op, innermost module path per op, module path -> first scope, called paths).
+
+    Two walks: the first records each call's scope; the second names an op whose stack skips a
+    module that is called in the same caller call (LLaVA's ``language_model.embed_tokens``,
+    called through ``get_input_embeddings()`` beside ``language_model``'s own call) inside that
+    module's first call there, not in a plain container of the same name (issue 40: one module,
+    two boxes)."""
     root = next((_short_class(op.module_stack[0][2]) for op in ops
                  if op.module_stack and op.module_stack[0][1] == ""), "model")
-    calls: dict[tuple[str, str], list[str]] = {}
-    first_scope: dict[str, str] = {"": root}
-    called = {""}
-    scopes, paths = [], []
-    for op in ops:
-        scope, parent_path = root, ""
-        for key, path, cls in op.module_stack:
-            if path == "" and scope == root:
-                continue
-            keys = calls.setdefault((scope, path), [])
-            if key not in keys:
-                keys.append(key)
-            scope = call_scope(scope, parent_path, path, cls.rsplit(".", 1)[-1], keys.index(key))
-            first_scope.setdefault(path, scope)
-            called.add(path)
-            parent_path = path
-        scopes.append(scope)
-        paths.append(parent_path)
+    first_call: dict[tuple[str, str], str] = {}  # (caller scope, module path) -> its first call's scope
+
+    def walk(reroute: bool):
+        calls: dict[tuple[str, str], list[str]] = {}
+        first_scope: dict[str, str] = {"": root}
+        called = {""}
+        scopes, paths = [], []
+        for op in ops:
+            scope, parent_path = root, ""
+            for key, path, cls in op.module_stack:
+                if path == "" and scope == root:
+                    continue
+                if reroute:
+                    scope, parent_path = _through_called(scope, parent_path, path, first_call)
+                keys = calls.setdefault((scope, path), [])
+                if key not in keys:
+                    keys.append(key)
+                caller = scope
+                scope = call_scope(scope, parent_path, path, cls.rsplit(".", 1)[-1], keys.index(key))
+                first_call.setdefault((caller, path), scope)
+                first_scope.setdefault(path, scope)
+                called.add(path)
+                parent_path = path
+            scopes.append(scope)
+            paths.append(parent_path)
+        return scopes, paths, first_scope, called
+
+    walk(False)
+    scopes, paths, first_scope, called = walk(True)
     return root, scopes, paths, first_scope, called
+
+
+def _through_called(scope: str, parent_path: str, path: str, first_call: dict) -> tuple[str, str]:
+    """(caller scope, caller path) for a call of ``path`` from ``scope``: the deepest module
+    between the caller and ``path`` that is itself called from the same caller scope (then
+    ``path`` is named inside that call), else the caller as it is."""
+    if not parent_path and scope.count("/") == 0:
+        rel = path
+    elif path.startswith(parent_path + "."):
+        rel = path[len(parent_path) + 1:]
+    else:
+        return scope, parent_path
+    parts = rel.split(".")
+    for j in range(len(parts) - 1, 0, -1):
+        between = ".".join(([parent_path] if parent_path else []) + parts[:j])
+        inner = first_call.get((scope, between))
+        if inner is not None:
+            return inner, between
+    return scope, parent_path
+
+
+def _containers(scopes: list[str]) -> list[str]:
+    """Plain container scopes (``resnets``: a ModuleList no forward runs), outermost first."""
+    out = set()
+    for scope in set(scopes):
+        parts = scope.split("/")
+        for k in range(1, len(parts)):
+            part = parts[k]
+            if not part.endswith("]") and not part.endswith(")") and "@" not in part:
+                out.add("/".join(parts[:k + 1]))
+    return sorted(out, key=lambda c: (c.count("/"), c))
+
+
+def _dissolve_interleaved(ops, scopes: list[str], first_scope: dict[str, str], producer: dict[str, int]) -> None:
+    """Containers whose calls interleave with a sibling's give way (issue 40: diffusers calls
+    ``resnets[0]``, ``attentions[0]``, ``resnets[1]``: as two sibling groups they made a cycle and
+    drew edges reversed): a container whose ops close a cycle (:func:`_closes_no_cycle`) is removed
+    from the names, its modules become its parent's (``mid_block/ResnetBlock2D[0]``,
+    ``mid_block/Transformer2DModel[0]``, ``mid_block/ResnetBlock2D[1]``), unless a name would
+    then clash. Updates ``scopes`` and ``first_scope`` in place."""
+    for container in _containers(scopes):
+        prefix = container + "/"
+        members = [i for i, s in enumerate(scopes) if s.startswith(prefix)]
+        if len(members) < 2 or _closes_no_cycle(ops, members, producer):
+            continue
+        parent = container.rsplit("/", 1)[0]
+        moved = {s[:len(parent) + 1] + s[len(prefix):] for s in (scopes[i] for i in members)}
+        others = {s for s in scopes if s.startswith(parent + "/") and not s.startswith(prefix)}
+        if any(m == o or o.startswith(m + "/") or m.startswith(o + "/") for m in moved for o in others):
+            continue  # two lists holding the same module name: the containers stay
+
+        def lift(s: str) -> str:
+            return parent + "/" + s[len(prefix):] if s.startswith(prefix) else s
+
+        scopes[:] = [lift(s) for s in scopes]
+        for path, s in first_scope.items():
+            first_scope[path] = lift(s)
+
+
+def _producers(ops) -> dict[str, int]:
+    """Tensor name -> the index of the op that makes it."""
+    producer: dict[str, int] = {}
+    for i, op in enumerate(ops):
+        for o in op.outputs:
+            if o is not None:
+                producer.setdefault(o, i)
+    return producer
 
 
 def _glue(ops, scopes: list[str], paths: list[str], called: set[str]) -> dict[int, str]:
@@ -173,11 +261,7 @@ def _glue(ops, scopes: list[str], paths: list[str], called: set[str]) -> dict[in
             if (f"{paths[i]}.{attr}" if paths[i] else attr) in called:
                 continue  # a submodule call: its ops are in its own scope already
         by_key.setdefault((scopes[i], frame.file, frame.line, name), []).append(i)
-    producer: dict[str, int] = {}
-    for i, op in enumerate(ops):
-        for o in op.outputs:
-            if o is not None:
-                producer.setdefault(o, i)
+    producer = _producers(ops)
     has_subscopes = {s[:k] for s in own for k in range(len(s)) if s[k] == "/"}
     glue: dict[int, str] = {}
     used: dict[tuple[str, str], int] = {}
@@ -212,6 +296,7 @@ def _closes_no_cycle(ops, members: list[int], producer: dict[str, int]) -> bool:
 def name_ops(ops, roles: dict, outputs: list) -> Names:
     """Names of every op, placeholder and output (module docstring, steps 1-3)."""
     root, scopes, paths, first_scope, called = _module_scopes(ops)
+    _dissolve_interleaved(ops, scopes, first_scope, _producers(ops))
     glue = _glue(ops, scopes, paths, called)
     final = [glue.get(i, s) for i, s in enumerate(scopes)]
     taken: set[str] = set()

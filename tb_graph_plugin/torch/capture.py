@@ -3,8 +3,9 @@
 Order (each step only when the ones before failed):
 
 1. a Hugging Face model whose ``config.use_cache`` is on (and no ``use_cache`` passed): 2 and 3
-   with it off, and a warning saying so (with it on, the outputs hold cache objects
-   torch.export cannot return; that is found only after a whole trace, so it is not tried);
+   with it off (with it on, a decoder's outputs hold cache objects torch.export cannot return;
+   that is found only after a whole trace, so it is not tried), and a warning saying so when
+   the model is a decoder (``_has_cache``: an encoder-only model returns no cache);
 2. ``torch.export.export(model, args, kwargs, strict=False)``;
 3. the same on a wrapper returning the output's tensors flat (outputs pytree cannot flatten:
    custom classes); the wrapper level is removed from the names and the outputs keep their
@@ -129,6 +130,18 @@ def _use_cache_off(model, kwargs: dict):
         kwargs.update(saved)
 
 
+def _has_cache(model) -> bool:
+    """True for a Hugging Face model whose outputs hold a cache when ``use_cache`` is on (a
+    decoder: it generates); an encoder-only model (RoBERTa) has the flag in its config but returns
+    no cache, so turning it off changed nothing worth a warning."""
+    config = model.config
+    try:
+        generates = bool(model.can_generate()) if hasattr(model, "can_generate") else False
+    except Exception:  # noqa: BLE001 - a model's own method; no answer is no
+        generates = False
+    return generates or bool(getattr(config, "is_decoder", False)) or bool(getattr(config, "is_encoder_decoder", False))
+
+
 def _bind_positional(model, args: tuple, kwargs: dict) -> tuple[tuple, dict, list]:
     """Keyword tensors that follow the positional ones in ``forward``'s signature become
     positional; the rest stay keywords. Also the names of the positional ones."""
@@ -172,7 +185,7 @@ def capture_model(model, args: tuple, kwargs: dict) -> Capture:
         # return, found only after a whole trace: capture with it off at once (and say so).
         with _use_cache_off(model, kwargs):
             result = try_export(False, ", use_cache=False") or try_export(True, ", use_cache=False")
-        if result is not None:
+        if result is not None and _has_cache(model):
             note = ("tb_graph_plugin.torch.add_graph: captured with the Hugging Face config's "
                     "use_cache=False (with the cache on, the outputs hold cache objects torch.export "
                     "cannot return)")

@@ -68,11 +68,27 @@ def test_a_tall_chain_the_first_view_opens_folds_to_fit_the_window():
     unfolded = build_scene(h, REF, opened, dataclasses.replace(o, fold_window=(float("inf"), float("inf"))),
                            cache=LayoutCache())
     assert _main_extent(unfolded)[1] > o.fold_window[1]  # one column: 60 ops do not fit
-    stubs = [n for n in scene.nodes if n.kind == wire.NodeKind.STUB and n.name.startswith("net/__stub__/w")]
-    bands = 1 + len(stubs) // 2
+    assert not [n for n in scene.nodes if n.kind == wire.NodeKind.STUB]  # the links between bands are edges
+    band_of = _bands(scene)
+    bands = len(set(band_of.values()))
     assert bands >= 2
-    assert len(stubs) == 2 * (bands - 1)  # a chain is cut on its one edge between bands
-    assert {n.label[0] for n in stubs} == {"→", "←"}
+    # a chain is cut on its one edge between bands, drawn as an edge through the gap (issue 40)
+    across = [e for e in scene.edges if e.source in band_of and e.target in band_of
+              and band_of[e.source] != band_of[e.target]]
+    assert len(across) == bands - 1, across
+    assert all(band_of[e.target] == band_of[e.source] + 1 and len(e.points) >= 4 for e in across)
+
+
+def _bands(scene: wire.Scene) -> dict[str, int]:
+    """The band of each op of a folded group: ops whose x ranges overlap share one, left to right."""
+    ops = sorted((n for n in scene.nodes if n.kind == wire.NodeKind.OP), key=lambda n: n.x - n.width / 2)
+    band_of, band, right = {}, -1, float("-inf")
+    for n in ops:
+        if n.x - n.width / 2 > right + 5.0:
+            band += 1
+        right = max(right, n.x + n.width / 2)
+        band_of[n.name] = band
+    return band_of
 
 
 def test_a_group_is_drawn_the_same_in_every_view():
@@ -84,7 +100,7 @@ def test_a_group_is_drawn_the_same_in_every_view():
     cache = LayoutCache()
     build_scene(h, REF, [], o, cache=cache)  # the top level first, then net
     later = build_scene(h, REF, ["net"], o, cache=cache)
-    assert [n for n in first.nodes if "/__stub__/w" in n.name]  # folded
+    assert len(set(_bands(first).values())) >= 2  # folded
     pos = lambda s: sorted((n.name, round(n.x, 3), round(n.y, 3)) for n in s.nodes)  # noqa: E731
     assert pos(first) == pos(later)
 
@@ -102,8 +118,9 @@ def test_a_wrapper_holding_one_group_and_a_block_stack_open_past_max_depth():
 
 
 def test_a_stack_the_first_view_opens_wraps_into_columns_to_fit():
-    h = _hierarchy(lambda tf: _vit_like(tf, layers=24))
+    h = _hierarchy(lambda tf: _vit_like(tf, layers=12))
     opened = first_view_expanded(h)
+    assert opened[-1] == "vit/encoder/layer/layer_[0-11]"
     o = SceneOptions()
     scene = build_scene(h, REF, opened, o, cache=LayoutCache())
     check_scene(h, scene)
@@ -111,6 +128,19 @@ def test_a_stack_the_first_view_opens_wraps_into_columns_to_fit():
     assert len({round(n.x) for n in members if n.kind == wire.NodeKind.META}) >= 2  # columns
     w, ht = _main_extent(scene)
     assert w <= o.fold_window[0] and ht <= o.fold_window[1], (w, ht)
+
+
+def test_a_long_stack_opens_as_one_labelled_series_box():
+    """Past 12 members a series stays closed in the first view (issue 40: an 80-layer model
+    opened as a 9-column grid of 80 boxes, not one label readable); one click opens it."""
+    h = _hierarchy(lambda tf: _vit_like(tf, layers=24))
+    opened = first_view_expanded(h)
+    assert opened == ["vit", "vit/encoder", "vit/encoder/layer"]
+    scene = build_scene(h, REF, opened, SceneOptions(), cache=LayoutCache())
+    series = [n for n in scene.nodes if n.kind == wire.NodeKind.SERIES]
+    assert [(n.name, n.label, n.expanded) for n in series] == [("vit/encoder/layer/layer_[0-23]", "layer_[0-23]", False)]
+    assert not [n for n in scene.nodes if n.parent == series[0].name]
+    assert first_view_expanded(h, max_series=24)[-1] == series[0].name  # the bound is what closes it
 
 
 def test_no_room_no_first_view_fold():

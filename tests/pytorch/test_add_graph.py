@@ -149,6 +149,13 @@ def test_a_hugging_face_cache_is_retried_with_use_cache_off_and_said(logdir):
     assert [n.name for n in graph_def.node if n.op == "IO Node"] == ["input/input_ids", "output/logits"]
 
 
+def test_an_encoder_only_model_is_captured_without_a_use_cache_warning(logdir):
+    # BERT's config has use_cache on, but an encoder returns no cache: nothing was changed that
+    # the user must hear about (issue 40 item 8)
+    _, _, expected = _built(logdir, "bert")
+    assert not any("use_cache" in note for note in expected["notes"]), expected["notes"]
+
+
 def test_the_run_graph_is_read_by_tensorboard_and_the_stock_plugin(logdir):
     app = TbApp(logdir)
     info = app.json(STOCK + "/info")

@@ -29,7 +29,7 @@ The pipelines are two lists. :data:`SCENE` (:mod:`~tb_graph_plugin.layout.scene.
 7. ``layout``          (not packed) the layered engine (``tb_graph_plugin.layout.layout``)
 8. ``fold``            (a drawing taller than ``fold_aspect`` x its width, or than the room
                        a first view gives it: ``fold.fit_bands``) bands side by side, cut where
-                       fewest edges cross, cut edges -> stubs (``fold.fold_layout``)
+                       fewest edges cross, the edges between bands in the gaps (``fold.fold_layout``)
 9.-13.                 ``frame``, ``border``, ``place_children``, ``place_bridges``,
                        ``place_stubs`` (``frame``): side columns, bridges on the border (in
                        rows below the header when many), embeddings beside their op

@@ -30,6 +30,7 @@ from tb_graph_plugin.layout.scene.bridge import BoundaryEdge
 from tb_graph_plugin.layout.scene.endpoint import Bridge, Child, Endpoint
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.placed import Annex, Annexes
+from tb_graph_plugin.layout.scene.sizes import stub_box
 from tb_graph_plugin.wire import EdgeKind, NodeKind
 
 __all__ = ["annotate_extracted", "annotate_hub_bridges"]
@@ -73,7 +74,7 @@ def annotate_extracted(h: Hierarchy, gid: int, side: set, floated: frozenset, bo
         arrow = "\u2190 " if col == _IN else "\u2192 "
         name = f"{h.name_of(child)}/__ann_{'in' if col == _IN else 'out'}__/{h.name_of(outer)}"
         annexes.setdefault(child, ([], []))[col].append(
-            Annex(name, NodeKind.STUB, *o.stub_size, of=h.name_of(outer), label=arrow + h.label(outer),
+            Annex(name, NodeKind.STUB, *stub_box(arrow + h.label(outer), o), of=h.name_of(outer), label=arrow + h.label(outer),
                   edges=list(edges)))
     for (child, col), edges in more.items():
         kinds = {e[0] for e in edges}
@@ -82,7 +83,8 @@ def annotate_extracted(h: Hierarchy, gid: int, side: set, floated: frozenset, bo
         merged = (kind, sum(e[1] for e in edges), sum(e[2] for e in edges), None)
         name = f"{h.name_of(child)}/__ann_{'in' if col == _IN else 'out'}__/+more"
         annexes.setdefault(child, ([], []))[col].append(
-            Annex(name, NodeKind.STUB, *o.stub_size, label=f"+{n_more[(child, col)]} more", edges=[merged]))
+            Annex(name, NodeKind.STUB, *stub_box(f"+{n_more[(child, col)]} more", o), label=f"+{n_more[(child, col)]} more",
+                  edges=[merged]))
 
 
 def annotate_hub_bridges(h: Hierarchy, gid: int, side: set, floated: frozenset, bounds: list[BoundaryEdge],
@@ -109,6 +111,7 @@ def annotate_hub_bridges(h: Hierarchy, gid: int, side: set, floated: frozenset, 
         name = f"{h.name_of(be.inner)}/__ann_{'in' if col == _IN else 'out'}__/{h.name_of(be.outer)}"
         edge = _edge(be.kind, be.size, len(be.base_edges), be.base_edges[0] if be.base_edges else None)
         annexes.setdefault(be.inner, ([], []))[col].append(
-            Annex(name, NodeKind.STUB, *o.stub_size, of=h.name_of(be.outer), label=arrow + h.label(be.outer),
+            Annex(name, NodeKind.STUB, *stub_box(arrow + h.label(be.outer), o), of=h.name_of(be.outer),
+                  label=arrow + h.label(be.outer),
                   edges=[edge]))
     return hubs

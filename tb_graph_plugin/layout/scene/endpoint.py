@@ -12,12 +12,12 @@ embedding column (a floated parameter's copy, an annotation stub). A
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal, NamedTuple, Optional, Union
+from typing import Callable, Literal, NamedTuple, Optional, Union
 
 from tb_graph_plugin.layout.model import LayoutGraph
 from tb_graph_plugin.wire import EdgeKind, NodeKind
 
-__all__ = ["Child", "Bridge", "Stub", "Endpoint", "FlowEdge", "StubNode", "Partition", "BridgeGraph",
+__all__ = ["Child", "Bridge", "Stub", "Endpoint", "FlowEdge", "StubNode", "StubSizer", "Partition", "BridgeGraph",
            "Annex", "Annexes"]
 
 
@@ -87,6 +87,10 @@ class StubNode(NamedTuple):
     lid: str
     key: Stub
     other: Endpoint
+
+
+# (direction, other end) -> the stub's (width, height): its pill holds its label (``sizes.stub_box``)
+StubSizer = Callable[[str, "Endpoint"], tuple[float, float]]
 
 
 @dataclasses.dataclass

@@ -3,13 +3,15 @@
 1. ``boundary``        edges crossing the group border (``bridge.boundary_edges``; none at the root)
 2. ``partition``       floated parameters, side columns, annotation and hub stubs (``partition``)
 3. ``bridge_graph``    the group's BridgeGraph as a private LayoutGraph (``bridge_graph``)
-4. ``cut_long_edges``  long skip edges -> labelled stubs (``stubs``, [NGRAPH-VIS], span > 20)
+4. ``cut_long_edges``  long skip edges -> labelled stubs, each a pill holding its label (``stubs``,
+                       [NGRAPH-VIS], span > 20)
 5. ``components``      weakly connected components; packed or not (``pack.should_pack``)
 6. ``pack``            (packed) a grid of components, bridges -> a stub per component (``pack``)
 7. ``layout``          (not packed) the BridgeGraph through the layered engine
 8. ``bands``           (not packed) how many bands, counting the op labels' room (``fold.fold_bands``;
                        a group the first view opens: ``fold.fit_bands``)
-9. ``fold``            (drawing taller than ``fold_aspect``, or than a first view's room) bands side by side (``fold``)
+9. ``fold``            (drawing taller than ``fold_aspect``, or than a first view's room) bands side by side,
+                       the edges between bands drawn in the gaps (``fold``)
 10.-14.                the group box and what is placed in it (:mod:`~tb_graph_plugin.layout.scene.frame`):
                        ``frame`` (side columns, box size), ``border`` (bridges spread on the border,
                        in rows when many), ``place_children``, ``place_bridges``, ``place_stubs``
@@ -30,15 +32,16 @@ from tb_graph_plugin.layout.geometry import attach_ends
 from tb_graph_plugin.layout.scene.bridge import BoundaryEdge, boundary_edges
 from tb_graph_plugin.layout.scene.bridge_graph import bridge_graph
 from tb_graph_plugin.layout.scene.cache import LayoutCache
-from tb_graph_plugin.layout.scene.endpoint import Bridge, BridgeGraph, Endpoint, FlowEdge, Partition, StubNode
+from tb_graph_plugin.layout.scene.endpoint import (Bridge, BridgeGraph, Endpoint, FlowEdge, Partition, StubNode,
+                                                  StubSizer)
 from tb_graph_plugin.layout.scene.fold import fit_bands, fold_bands, fold_layout
 from tb_graph_plugin.layout.scene.frame import (Frame, measure, place_bridge_nodes, place_children, place_stub_nodes,
                                                spread_bridges)
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.pack import components, pack_layout, should_pack
 from tb_graph_plugin.layout.scene.partition import partition
-from tb_graph_plugin.layout.scene.placed import GroupLayout, PlacedEdge, PlacedNode, endpoint_name
-from tb_graph_plugin.layout.scene.sizes import op_label_room
+from tb_graph_plugin.layout.scene.placed import GroupLayout, PlacedEdge, PlacedNode, endpoint_name, stub_label
+from tb_graph_plugin.layout.scene.sizes import op_label_room, stub_box
 from tb_graph_plugin.layout.scene.stubs import cut_long_edges
 from tb_graph_plugin.pipeline import Pipeline, Step
 
@@ -74,6 +77,11 @@ class Flow:
     box: dict[Endpoint, tuple[float, float, float, float]] = dataclasses.field(default_factory=dict)
 
 
+def _stub_sizer(f: Flow) -> StubSizer:
+    """A stub's pill as big as its label (``sizes.stub_box`` of ``placed.stub_label``)."""
+    return lambda direction, other: stub_box(stub_label(f.h, f.gid, direction, other), f.o)
+
+
 def _boundary(f: Flow) -> None:
     f.bounds = [] if f.is_root else boundary_edges(f.h, f.gid, f.cache.boundaries)
 
@@ -87,7 +95,7 @@ def _bridge_graph(f: Flow) -> None:
 
 
 def _cut_long_edges(f: Flow) -> None:
-    f.bg, f.stubs = cut_long_edges(f.bg, f.o.stub_min_span, f.o.stub_size)
+    f.bg, f.stubs = cut_long_edges(f.bg, f.o.stub_min_span, _stub_sizer(f))
 
 
 def _components(f: Flow) -> None:
@@ -101,7 +109,7 @@ def _pack(f: Flow) -> None:
     def lid_name(lid: str) -> str:
         return h.name_of(int(lid)) if lid.isdigit() else (h.name_of(int(lid[1:])) if lid[0] == "f" else "~" + lid)
 
-    f.res, f.flow, more = pack_layout(f.bg, f.comps, f.o, lid_name, f.cache.memo)
+    f.res, f.flow, more = pack_layout(f.bg, f.comps, f.o, lid_name, _stub_sizer(f), f.cache.memo)
     f.stubs = f.stubs + more
     f.bridges = {}
 

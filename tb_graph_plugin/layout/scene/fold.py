@@ -21,13 +21,15 @@ on its one edge, not through a block's skip connection. Each band is laid out on
 placed left to right in flow order (band 0, where the flow starts, on the left), bottoms
 aligned, each as wide as its drawing plus the labels its ops show on their right (a band of ops
 packed at the ellipses' width hid its labels under the next band: a Keras UNet's layers read
-``d…``). An edge between two bands becomes two labelled stubs, as
-:mod:`~tb_graph_plugin.layout.scene.stubs` cuts long edges ([NGRAPH-VIS]): ``→ target`` at its
-source and ``← source`` at its target.
+``d…``). An edge between two bands stays one edge (issue 40: it used to be a pair of stubs, and
+three layers stood side by side with nothing saying in which order they run): from its source
+sideways into the gap after its band, along the gap, sideways into its target (a link past a
+neighbouring band runs beyond the end of the flow); parallel links through one gap a few px
+apart.
 
-Pre: a BridgeGraph and its layout (``res``), vertical rankdir. Post (:func:`fold_layout`): a LayoutResult of the same nodes plus the
-new stubs, bands pairwise disjoint (``o.pack_gap`` apart), every edge inside one band; the
-returned stubs name the other end of each cut edge.
+Pre: a BridgeGraph and its layout (``res``), vertical rankdir. Post (:func:`fold_layout`): a
+LayoutResult of the same nodes and edges (the edges between bands last), bands pairwise disjoint
+(``o.pack_gap`` apart), every edge inside one band but those between bands, which run in the gaps.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from typing import Optional
 
 from tb_graph_plugin.layout import LayoutEdge, LayoutGraph, LayoutMemo, LayoutNode, LayoutResult, layout
 from tb_graph_plugin.layout.model import RankDir
-from tb_graph_plugin.layout.scene.endpoint import BridgeGraph, FlowEdge, Stub, StubNode
+from tb_graph_plugin.layout.scene.endpoint import BridgeGraph, FlowEdge, StubNode
 from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.layout.scene.pack import assemble
 from tb_graph_plugin.layout.scene.sizes import extent
@@ -91,13 +93,6 @@ def fit_bands(bg: BridgeGraph, res: LayoutResult, o: SceneOptions, fit_h: float,
     return best
 
 
-def fold_height(level: int, o: SceneOptions) -> float:
-    """The height a flow the first view opens at ``level`` (``first_view.first_view_levels``:
-    -1 the root, 0 the outermost opened group) has in ``o.fold_window``: the levels around it
-    take ``o.fold_level`` each."""
-    return max(o.fold_min_height, o.fold_window[1] - o.fold_level * (level + 1))
-
-
 def window_bands(height: float, step: float, gap: float, most: int, o: SceneOptions, fit_h: float) -> int:
     """The number of bands (at most ``most``; each ``step`` wide with its ``gap``) that fits a
     drawing ``height`` tall into ``o.fold_window``'s width and ``fit_h`` at the largest scale,
@@ -140,7 +135,9 @@ def fold_layout(bg: BridgeGraph, res: LayoutResult, k: int, o: SceneOptions,
                 memo: Optional[LayoutMemo] = None, room: Optional[dict[str, float]] = None,
                 ) -> tuple[LayoutResult, list[FlowEdge], list[StubNode]]:
     """``(result, edges, stubs)`` of ``bg`` folded into ``k`` bands (see the module doc); each
-    band is as wide as its drawing and the op labels on its right (``room``)."""
+    band is as wide as its drawing and the op labels on its right (``room``). An edge between
+    two bands stays one edge (:func:`_cross_route`); ``stubs`` is empty (kept for the flow's
+    other steps, which add stubs of their own)."""
     graph = bg.graph
     upward = o.layout.rankdir is RankDir.BT
     along = {nid: (res.height - y if upward else y) for nid, (x, y) in res.positions.items()}  # from the flow start
@@ -150,27 +147,53 @@ def fold_layout(bg: BridgeGraph, res: LayoutResult, k: int, o: SceneOptions,
     for n in graph.nodes:
         parts_nodes[band[n.id]].append(n)
     parts_edges: list[list] = [[] for _ in range(k)]
-    stubs = []
+    crossing = []  # (LayoutEdge, FlowEdge) between bands, in edge order
     for e, m in zip(graph.edges, bg.edges):
-        bs, bt = band[e.source], band[e.target]
-        if bs == bt:
-            parts_edges[bs].append((e, m))
-            continue
-        j = len(stubs) // 2
-        out_id, in_id = f"w{j}o", f"w{j}i"
-        out_key, in_key = Stub(f"w{j}", "out"), Stub(f"w{j}", "in")
-        parts_nodes[bs].append(LayoutNode(out_id, *o.stub_size))
-        parts_nodes[bt].append(LayoutNode(in_id, *o.stub_size))
-        stubs += [StubNode(out_id, out_key, m.target), StubNode(in_id, in_key, m.source)]
-        parts_edges[bs].append((LayoutEdge(e.source, out_id, e.weight, e.kind), m.with_ends(m.source, out_key)))
-        parts_edges[bt].append((LayoutEdge(in_id, e.target, e.weight, e.kind), m.with_ends(in_key, m.target)))
+        if band[e.source] == band[e.target]:
+            parts_edges[band[e.source]].append((e, m))
+        else:
+            crossing.append((e, m))
     keep = [b for b in range(k) if parts_nodes[b]]
     results = [layout(LayoutGraph(parts_nodes[b], [x[0] for x in parts_edges[b]]), o.layout, memo) for b in keep]
     height = max(r.height for r in results)
-    corners, x = [], 0.0
+    corners, spans, x = [], [], 0.0
     for r in results:
         corners.append((x, height - r.height if upward else 0.0))
-        x += extent(r, {nid: w for nid, w in (room or {}).items() if nid in r.positions}) + o.pack_gap
+        right = x + extent(r, {nid: w for nid, w in (room or {}).items() if nid in r.positions})
+        spans.append((x, right))
+        x = right + o.pack_gap
     out, out_meta = assemble(results, [parts_edges[b] for b in keep], corners, x - o.pack_gap, height)
+    slot = {b: i for i, b in enumerate(keep)}
+    lanes: dict[tuple[int, int], int] = {}
+    for e, m in crossing:
+        key = (slot[band[e.source]], slot[band[e.target]])
+        lanes[key] = lanes.get(key, 0) + 1
+    used: dict[tuple[int, int], int] = {}
+    for e, m in crossing:
+        key = (slot[band[e.source]], slot[band[e.target]])
+        j = used.get(key, 0)
+        used[key] = j + 1
+        offset = (j - (lanes[key] - 1) / 2) * min(4.0, o.pack_gap / (lanes[key] + 1))
+        out.edge_points.append(_cross_route(out.positions[e.source], out.positions[e.target], key, spans,
+                                            o.pack_gap, offset, upward, height))
+        out.reversed.append(False)
+        out_meta.append(m)
     out.timings["bands"] = float(len(keep))
-    return out, out_meta, stubs
+    return out, out_meta, []
+
+
+def _cross_route(src, dst, bands: tuple[int, int], spans: list[tuple[float, float]], gap: float, offset: float,
+                 upward: bool, height: float) -> list[list[float]]:
+    """The polyline of an edge from band ``bands[0]`` to band ``bands[1]`` (issue 40: the link
+    from one band to the next is drawn, not cut into a stub pair). From the source sideways into
+    the gap after its band, along the gap to the target's height, sideways into the target; a
+    link past a neighbouring band runs outside the bands, beyond the end of the flow."""
+    (sx, sy), (tx, ty) = src, dst
+    bs, bt = bands
+    forward = bt > bs
+    gs = (spans[bs][1] + gap / 2 if forward else spans[bs][0] - gap / 2) + offset
+    gt = (spans[bt][0] - gap / 2 if forward else spans[bt][1] + gap / 2) + offset
+    if abs(bt - bs) == 1:
+        return [[sx, sy], [gs, sy], [gs, ty], [tx, ty]]
+    lane = (-gap / 2 if upward else height + gap / 2) - offset
+    return [[sx, sy], [gs, sy], [gs, lane], [gt, lane], [gt, ty], [tx, ty]]

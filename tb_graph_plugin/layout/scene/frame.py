@@ -27,11 +27,11 @@ from tb_graph_plugin.layout.scene.sizes import extent, op_label_room
 from tb_graph_plugin.layout.scene.placed import (
     PlacedEdge,
     PlacedNode,
-    endpoint_label,
     endpoint_name,
     kind_of,
     place_child,
     reserved,
+    stub_label,
 )
 from tb_graph_plugin.wire import NodeKind
 
@@ -158,12 +158,11 @@ def place_bridge_nodes(h: Hierarchy, gid: int, fr: Frame, o: SceneOptions, nodes
 def place_stub_nodes(h: Hierarchy, gid: int, stubs: list[StubNode], res: LayoutResult, fr: Frame,
                      o: SceneOptions, nodes: list[PlacedNode], box: dict[Endpoint, Box]) -> None:
     """Each stub where the layout put it, labelled with an arrow and its other end."""
-    sw, sh = o.stub_size
     for stub in stubs:
         sx, sy = res.positions[stub.lid]
-        arrow = "\u2192 " if stub.key.direction == "out" else "\u2190 "
+        sw, sh = res.sizes[stub.lid]
         other = stub.other
         of = h.name_of(other.outer) if isinstance(other, Bridge) else endpoint_name(h, gid, other)
         nodes.append(PlacedNode(endpoint_name(h, gid, stub.key), NodeKind.STUB, sx + fr.x0, sy + fr.y0, sw, sh,
-                                of=of, label=arrow + endpoint_label(h, gid, other)))
+                                of=of, label=stub_label(h, gid, stub.key.direction, other)))
         box[stub.key] = (sx + fr.x0, sy + fr.y0, sw, sh)

@@ -15,7 +15,9 @@ class SceneOptions:
     # collapsed node sizes (stock render.ts values)
     op_size: tuple[float, float] = (15.0, 6.0)
     meta_width: float = 60.0  # the narrowest collapsed group
-    meta_max_width: float = 130.0  # the widest (~19 characters): longer labels are cut with an ellipsis
+    # the widest (~37 characters: `UNetMidBlock2DCrossAttn[mid_block] 81`): longer labels are cut
+    # with an ellipsis, the full label on hover (issue 40: 130, ~19 characters, cut most classes)
+    meta_max_width: float = 240.0
     label_char_width: float = 5.8  # mean advance of the frontend's 10 px label font (Roboto)
     meta_label_padding: float = 24.0  # expand toggle and the gaps around label and cardinality
     meta_height: tuple[float, float] = (15.0, 60.0)  # by cardinality over meta_card_domain
@@ -26,7 +28,15 @@ class SceneOptions:
     bridge_size: tuple[float, float] = (4.0, 4.0)
     # long skip edges -> stubs (nGraph: jump distance > 20); 0 disables
     stub_min_span: int = 20
-    stub_size: tuple[float, float] = (10.0, 6.0)
+    # a stub is a pill holding its label (``→ lm_head``), 15 high as the smallest group, whose
+    # label it shares (9 px: frontend node_draw's min(10, 0.6 * height)); as wide as its label at
+    # stub_char_width per character, between stub_min_width and stub_max_width (then cut, with the
+    # full label on hover). Issue 40: blank 10 x 6 pills read as nothing at every zoom.
+    stub_height: float = 15.0
+    stub_min_width: float = 24.0
+    stub_max_width: float = 130.0
+    stub_char_width: float = 5.3
+    stub_label_padding: float = 8.0
     # expanded group box
     padding_top: float = 24.0  # room for the group label
     header_band: float = 13.0  # the label's band at the top: no bridge drawn in it (border.py)

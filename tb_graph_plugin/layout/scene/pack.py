@@ -32,7 +32,7 @@ from typing import Callable, Optional
 
 from tb_graph_plugin.layout import LayoutEdge, LayoutGraph, LayoutMemo, LayoutNode, LayoutResult, layout
 from tb_graph_plugin.layout.model import Engine
-from tb_graph_plugin.layout.scene.endpoint import Bridge, BridgeGraph, FlowEdge, Stub, StubNode
+from tb_graph_plugin.layout.scene.endpoint import Bridge, BridgeGraph, FlowEdge, Stub, StubNode, StubSizer
 from tb_graph_plugin.layout.scene.options import SceneOptions
 
 __all__ = ["components", "should_pack", "pack_layout", "shelf_offsets", "assemble", "natural_key"]
@@ -103,7 +103,8 @@ def shelf_offsets(sizes: list[tuple[float, float]], gap: float, aspect: float) -
 
 
 def pack_layout(bg: BridgeGraph, comps: list[list[int]], o: SceneOptions, name_of: Callable[[str], str],
-                memo: Optional[LayoutMemo] = None) -> tuple[LayoutResult, list[FlowEdge], list[StubNode]]:
+                stub_size: StubSizer, memo: Optional[LayoutMemo] = None,
+                ) -> tuple[LayoutResult, list[FlowEdge], list[StubNode]]:
     """Lay out each component (bridges replaced by per-component stubs) and pack them.
 
     Returns ``(result, edges, stubs)``: ``result`` covers the component nodes and the new stub
@@ -131,7 +132,7 @@ def pack_layout(bg: BridgeGraph, comps: list[list[int]], o: SceneOptions, name_o
             sid = stub_of.get((br, k))
             if sid is None:
                 sid = stub_of[(br, k)] = f"p{len(stub_of)}"
-                c_nodes[k].append(LayoutNode(sid, *o.stub_size))
+                c_nodes[k].append(LayoutNode(sid, *stub_size(direction, br)))
                 stubs.append(StubNode(sid, Stub(sid, direction), br))
             key = Stub(sid, direction)
             s, t = (sid, t) if s == b else (s, sid)

@@ -21,7 +21,7 @@ from tb_graph_plugin.layout.scene.options import SceneOptions
 from tb_graph_plugin.wire import NodeKind
 
 __all__ = ["PlacedNode", "PlacedEdge", "GroupLayout", "Annex", "reserved", "place_child", "spread", "kind_of",
-           "bridge_name", "endpoint_name", "endpoint_label"]
+           "bridge_name", "endpoint_name", "endpoint_label", "stub_label"]
 
 
 @dataclasses.dataclass
@@ -166,10 +166,16 @@ def endpoint_name(h: Hierarchy, gid: int, e: Endpoint) -> str:
 
 
 def endpoint_label(h: Hierarchy, gid: int, e: Endpoint) -> str:
-    """What a stub naming ``e`` says: a bridge's outside node's label, an op's label, else the
-    last name part."""
+    """What a stub naming ``e`` says, in the user's words: a bridge's outside node's label, a
+    child's label (an op's, or a group's: ``LlamaDecoderLayer[3]``), else the last name part."""
     if isinstance(e, Bridge):
         return h.label(e.outer)
-    if isinstance(e, Child) and e.hid < h.n_ops:
+    if isinstance(e, Child):
         return h.label(e.hid)
     return endpoint_name(h, gid, e).rsplit("/", 1)[-1]
+
+
+def stub_label(h: Hierarchy, gid: int, direction: str, other: Endpoint) -> str:
+    """A stub's text: ``→ target`` at the source of a cut edge (``out``), ``← source`` at its
+    target (``in``)."""
+    return ("\u2192 " if direction == "out" else "\u2190 ") + endpoint_label(h, gid, other)

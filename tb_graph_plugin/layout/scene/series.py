@@ -42,6 +42,7 @@ from tb_graph_plugin.layout.scene.placed import (
     reserved,
     spread,
 )
+from tb_graph_plugin.layout.scene.sizes import stub_box
 from tb_graph_plugin.wire import NodeKind
 
 __all__ = ["layout_series", "stack_columns"]
@@ -222,7 +223,7 @@ def border_stubs(h: Hierarchy, bounds: list[BoundaryEdge], o: SceneOptions) -> A
         col = 0 if be.incoming else 1
         arrow = "\u2190 " if be.incoming else "\u2192 "
         name = f"{h.name_of(be.inner)}/__ann_{'in' if be.incoming else 'out'}__/{h.name_of(be.outer)}"
-        stubs[key] = Annex(name, NodeKind.STUB, *o.stub_size, of=h.name_of(be.outer), label=arrow + h.label(be.outer),
-                           edges=[edge])
+        label = arrow + h.label(be.outer)
+        stubs[key] = Annex(name, NodeKind.STUB, *stub_box(label, o), of=h.name_of(be.outer), label=label, edges=[edge])
         annex.setdefault(be.inner, ([], []))[col].append(stubs[key])
     return annex

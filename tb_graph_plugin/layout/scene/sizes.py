@@ -9,7 +9,7 @@ from tb_graph_plugin.hierarchy.model import Hierarchy
 from tb_graph_plugin.layout.model import LayoutResult
 from tb_graph_plugin.layout.scene.options import SceneOptions
 
-__all__ = ["meta_size", "collapsed_size", "edge_width", "shape_label", "op_label_room", "extent"]
+__all__ = ["meta_size", "collapsed_size", "stub_box", "edge_width", "shape_label", "op_label_room", "extent"]
 
 
 def meta_size(cardinality: int, o: SceneOptions, label: str = "") -> tuple[float, float]:
@@ -29,6 +29,13 @@ def collapsed_size(h: Hierarchy, c: int, o: SceneOptions) -> tuple[float, float]
     if c < h.n_ops:
         return o.op_size
     return meta_size(h.cardinality(c), o, h.label(c))
+
+
+def stub_box(label: str, o: SceneOptions) -> tuple[float, float]:
+    """A stub's pill: as wide as its label (``o.stub_char_width`` per character and the padding,
+    between ``o.stub_min_width`` and ``o.stub_max_width``), ``o.stub_height`` high."""
+    width = o.stub_label_padding + o.stub_char_width * len(label)
+    return (min(max(o.stub_min_width, width), o.stub_max_width), o.stub_height)
 
 
 def edge_width(size: int, o: SceneOptions) -> float:

@@ -20,13 +20,14 @@ from tb_graph_plugin.layout.fast.acyclic import remove_cycles
 from tb_graph_plugin.layout.fast.rank import longest_path_heights
 from tb_graph_plugin.layout.fast.state import build
 from tb_graph_plugin.layout.model import LayoutEdge, LayoutGraph, LayoutNode, LayoutOptions
-from tb_graph_plugin.layout.scene.endpoint import BridgeGraph, Stub, StubNode
+from tb_graph_plugin.layout.scene.endpoint import BridgeGraph, Stub, StubNode, StubSizer
 
 __all__ = ["cut_long_edges"]
 
 
-def cut_long_edges(bg: BridgeGraph, min_span: int, stub_size: tuple[float, float]) -> tuple[BridgeGraph, list[StubNode]]:
-    """The BridgeGraph with its long edges cut (same bridges), and the stubs made."""
+def cut_long_edges(bg: BridgeGraph, min_span: int, stub_size: StubSizer) -> tuple[BridgeGraph, list[StubNode]]:
+    """The BridgeGraph with its long edges cut (same bridges), and the stubs made, each as big as
+    ``stub_size`` says for its label."""
     graph, meta = bg.graph, bg.edges
     if min_span <= 0 or len(graph.edges) == 0:
         return bg, []
@@ -46,7 +47,7 @@ def cut_long_edges(bg: BridgeGraph, min_span: int, stub_size: tuple[float, float
             continue
         k = len(stubs) // 2
         out_id, in_id = f"s{k}o", f"s{k}i"
-        nodes += [LayoutNode(out_id, *stub_size), LayoutNode(in_id, *stub_size)]
+        nodes += [LayoutNode(out_id, *stub_size("out", m.target)), LayoutNode(in_id, *stub_size("in", m.source))]
         out_key, in_key = Stub(k, "out"), Stub(k, "in")
         stubs += [StubNode(out_id, out_key, m.target), StubNode(in_id, in_key, m.source)]
         edges += [LayoutEdge(e.source, out_id, e.weight, e.kind), LayoutEdge(in_id, e.target, e.weight, e.kind)]
