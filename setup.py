@@ -39,9 +39,12 @@ setuptools.setup(
             "torch==2.13.0",
             # Hugging Face models built from a config (random init) for the hierarchy tests.
             "transformers>=4.40",
-            # diffusers' UNet2DConditionModel and AutoencoderKL from tiny configs: held-out first
-            # views (tests/ui/held_out_models.py, issue 40)
+            # Hugging Face diffusers models (UNet, VAE, ...) built from tiny configs in the tests.
             "diffusers>=0.30",
+            # The JAX front end: JAX (CPU: jax brings jaxlib's CPU build), Flax models, Optax steps.
+            "jax>=0.4.30",
+            "flax>=0.10",
+            "optax>=0.2",
             # torch.onnx.export's default (torch.export-based) exporter needs onnxscript, which
             # brings onnx: the tests write .onnx files with them (tests/onnx_files.py). The plugin
             # reads .onnx with protobuf alone and needs neither.

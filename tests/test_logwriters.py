@@ -36,7 +36,7 @@ def _pre_optimization_nodes(meta):
     return [node for fg in meta.function_graphs for node in fg.pre_optimization_graph.node]
 
 
-@pytest.mark.parametrize("kind", _kind_params())
+@pytest.mark.parametrize("kind", list(_kind_params()))
 def test_kind_lists_expected_graph_plugins_and_tags(real_logs, kind):
     assert lw.list_graph_data(real_logs.get(kind)) == lw.EXPECTED[kind]
 
