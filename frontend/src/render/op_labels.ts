@@ -8,6 +8,7 @@ import type { LabelPlacer } from "./labels";
 export const OP_LABEL_PX = 7; // world px of an op's label, drawn beside its ellipse
 export const MIN_LABEL_PX = 7; // smallest on-screen font size worth drawing
 const OP_LABEL_MAX_W = 90; // world px; longer op labels end in an ellipsis
+const STUB_HEIGHT = 15; // world px of a stub's pill (SceneOptions.stub_height)
 
 /** What placing a label needs of the drawing under way. */
 export interface OpLabelContext {
@@ -35,6 +36,10 @@ export function drawOpLabel(c: OpLabelContext, n: SceneNode, k: number, parent?:
     [NaN, n.y, Math.min(OP_LABEL_MAX_W, left - px0)], // right-aligned at `left`
     [NaN, n.y - n.height / 2 - fs0 / 2 - 1, Math.min(OP_LABEL_MAX_W, px1 - px0)],
     [NaN, n.y + n.height / 2 + fs0 / 2 + 1, Math.min(OP_LABEL_MAX_W, px1 - px0)],
+    // above and below clear of the labelled stub pills beside it (STUB_HEIGHT: an op between
+    // its input and output stubs had no free spot, issue 40)
+    [NaN, n.y - STUB_HEIGHT / 2 - fs0 / 2 - 1, Math.min(OP_LABEL_MAX_W, px1 - px0)],
+    [NaN, n.y + STUB_HEIGHT / 2 + fs0 / 2 + 1, Math.min(OP_LABEL_MAX_W, px1 - px0)],
   ];
   for (let s = 0; s < spots.length; s++) {
     const [sx, cy, room] = spots[s];

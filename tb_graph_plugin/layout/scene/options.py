@@ -34,9 +34,9 @@ class SceneOptions:
     # full label on hover). Issue 40: blank 10 x 6 pills read as nothing at every zoom.
     stub_height: float = 15.0
     stub_min_width: float = 24.0
-    stub_max_width: float = 130.0
-    stub_char_width: float = 5.3
-    stub_label_padding: float = 8.0
+    stub_max_width: float = 120.0
+    stub_char_width: float = 4.8  # Roboto at 9 px: 4.4-4.9 per character (measured in Chromium)
+    stub_label_padding: float = 12.0  # 3 px each side and the arrow's extra width
     # expanded group box
     padding_top: float = 24.0  # room for the group label
     header_band: float = 13.0  # the label's band at the top: no bridge drawn in it (border.py)
