@@ -124,7 +124,8 @@ def test_malformed_run_graph_blob_is_invalid_argument():
 
 class TestUpload:
     @pytest.fixture(scope="class")
-    def app(self, real_logs):
+    @classmethod  # pytest 9.2 deprecates class-scoped fixtures on instances (gone in pytest 10)
+    def app(cls, real_logs):
         return TbApp(real_logs.get("tf1_graph"), upload_limit_mb=1)
 
     def test_pbtxt_upload_opens_like_any_graph(self, app, real_logs):
