@@ -183,7 +183,7 @@ def _through_called(scope: str, parent_path: str, path: str, first_call: dict) -
     """(caller scope, caller path) for a call of ``path`` from ``scope``: the deepest module
     between the caller and ``path`` that is itself called from the same caller scope (then
     ``path`` is named inside that call), else the caller as it is."""
-    if not parent_path and scope.count("/") == 0:
+    if not parent_path:  # the root's call
         rel = path
     elif path.startswith(parent_path + "."):
         rel = path[len(parent_path) + 1:]

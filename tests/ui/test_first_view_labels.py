@@ -134,8 +134,8 @@ image = keras.Input((8, 8, 4), name="image")
 x = image
 for i in range(4):  # Keras applications name every block <model>_<block>_<i>: one long shared prefix
     block = keras.Sequential([keras.layers.Conv2D(4, 3, padding="same", name=f"conv_{i}"),
-                              keras.layers.ReLU(name=f"relu_{i}")], name=f"a_very_long_network_name_stage_{i}")
-    x = keras.layers.Add(name=f"a_very_long_network_name_add_{i}")([x, block(x)])
+                              keras.layers.ReLU(name=f"relu_{i}")], name=f"a_very_long_network_name_that_goes_on_and_on_and_on_and_on_stage_{i}")
+    x = keras.layers.Add(name=f"a_very_long_network_name_that_goes_on_and_on_and_on_and_on_add_{i}")([x, block(x)])
 lw._trace_forward(Path(sys.argv[1]), keras.Model(image, x, name="residual_network"), np.random.rand(1, 8, 8, 4).astype("float32"))
 """
 
@@ -144,7 +144,7 @@ def test_regression_labels_sharing_a_long_prefix_are_cut_in_the_middle(page, ten
     """ConvNeXtTiny's blocks all read ``convnext_tin…`` (every Keras application prefixes its
     blocks with the model's name): a label whose end holds an index is cut in the middle, so
     ``a_very_long_network_name_stage_2_1`` reads ``a_very_long…stage_2_1`` and siblings stay
-    apart (boxes are at most 130 px wide: ~19 characters). Written
+    apart (boxes are at most 240 px wide: ~37 characters; these names are 68). Written
     with the real Keras API (a subprocess: TensorFlow stays out of this process)."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow", PYTHONPATH=str(REPO))
     subprocess.run([sys.executable, "-c", _PREFIXED_BLOCKS, str(tmp_path / "prefixed")], cwd=REPO, env=env,
@@ -158,7 +158,7 @@ def test_regression_labels_sharing_a_long_prefix_are_cut_in_the_middle(page, ten
     page.screenshot(path=str(SCREENSHOTS / "first_view_prefixed_blocks.png"))
     texts = {lab["owner"].rsplit("/", 1)[-1]: lab["text"] for lab in draw["labels"]
              if lab["kind"] != "edge" and not lab["text"].isdigit()}
-    stages = {name: text for name, text in texts.items() if re.fullmatch(r"a_very_long_network_name_(stage|add)_\d_1", name)}
+    stages = {name: text for name, text in texts.items() if re.fullmatch(r"a_very_long_network_name_that_goes_on_and_on_and_on_and_on_(stage|add)_\d_1", name)}
     assert len(stages) == 8, texts
     assert len(set(stages.values())) == 8, stages  # cut at the end, all eight read "a_very_long_net…"
     for name, text in stages.items():

@@ -64,19 +64,25 @@ def set_step(frame, index: int) -> None:
     frame.wait_for_timeout(200)  # the next frame drawn
 
 
-def open_tab(page, url: str):
-    """The Graph Explorer tab of TensorBoard at ``url``, settled, its node-data tags listed."""
+def open_tab(page, url: str, expanded: list[str] | None = None):
+    """The Graph Explorer tab of TensorBoard at ``url``, settled, its node-data tags listed;
+    ``expanded``: the groups left open (the first view opens TinyNet's block lists too: these
+    tests read the colour of a closed ``layer2``)."""
     page.set_viewport_size({"width": 1400, "height": 900})
     page.goto(f"{url}/#graph_explorer")
     frame = app_frame(page)
     assert wait_settled(frame) == "ready", ds(frame, "error")
+    if expanded is not None:
+        frame.evaluate(f"window.graphExplorer.setExpanded({json.dumps(expanded)})")
+        frame.wait_for_function(f"document.body.dataset.expanded === {json.dumps(json.dumps(expanded))} "
+                                "&& document.body.dataset.status === 'ready'", timeout=60000)
     frame.wait_for_function("[...document.querySelectorAll('[data-picker=color] option')]"
                             ".some(o => o.value.startsWith('nd:'))", timeout=30000)
     return frame
 
 
 def test_colour_by_node_data_step_slider_top_k_and_the_nan_step(page, tensorboard_url, nd_logdir):
-    frame = open_tab(page, tensorboard_url(nd_logdir))
+    frame = open_tab(page, tensorboard_url(nd_logdir), expanded=["TinyNet"])
     scene_before = ds(frame, "sceneNodes")
 
     # colour by activation_max_abs at the last step: layer2 is drawn in its value's colour
@@ -128,6 +134,9 @@ def test_unmatched_names_are_counted_and_listed(page, tensorboard_url, nd_logdir
     page.goto(f"{tensorboard_url(nd_logdir)}/#graph_explorer")
     frame = app_frame(page)
     assert wait_settled(frame) == "ready"
+    frame.evaluate("window.graphExplorer.setExpanded(['TinyNet'])")  # layer1 closed: its colour is read
+    frame.wait_for_function("document.body.dataset.expanded === JSON.stringify(['TinyNet']) "
+                            "&& document.body.dataset.status === 'ready'", timeout=60000)
     assert frame.is_visible("[data-nd=load]")  # offered before any node data colours the graph
     assert not frame.is_visible("[data-nd=controls]")
     path = tmp_path / "latency.json"

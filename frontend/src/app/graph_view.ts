@@ -45,7 +45,9 @@ export interface GraphViewHost {
   corner(): Corner;
 }
 
-export type Anchor = { name: string; sx: number; sy: number };
+/** A node kept where it is on the page across a new scene: its canvas position, and the
+ * canvas's top on the page then (a warning line shown above the canvas moves it down). */
+export type Anchor = { name: string; sx: number; sy: number; top?: number };
 
 export class GraphView {
   readonly renderer: Renderer;
@@ -126,8 +128,9 @@ export class GraphView {
     const [w, h] = this.renderer.size();
     const node = anchor ? model.node(anchor.name) : undefined;
     if (anchor && node) {
+      const moved = anchor.top === undefined ? 0 : this.canvas.getBoundingClientRect().top - anchor.top;
       this.vp.tx = anchor.sx - node.x * this.vp.k;
-      this.vp.ty = anchor.sy - node.y * this.vp.k;
+      this.vp.ty = anchor.sy - moved - node.y * this.vp.k;
     } else if (!anchor) {
       fitMain(this.vp, model, w, h, this.host.corner());
     }
@@ -161,7 +164,7 @@ export class GraphView {
     } else {
       this.expanded = [...this.expanded, name];
     }
-    void this.loadScene({ name, sx, sy }, then);
+    void this.loadScene({ name, sx, sy, top: this.canvas.getBoundingClientRect().top }, then);
   }
 
   /** Pans (keeping the zoom) so the node is on screen when it is not. */

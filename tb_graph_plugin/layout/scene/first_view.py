@@ -42,6 +42,8 @@ Example::
 
 from __future__ import annotations
 
+import collections
+import heapq
 import re
 from typing import Optional
 
@@ -165,6 +167,7 @@ REVEAL_AREA = 0.32 * 810.0 * 568.0
 _OP_AREA = (15.0 + 30.0) * (6.0 + 20.0)  # an op, its label beside it, the gaps
 _FRAME_AREA = 40.0 * 160.0  # an opened group's header, padding and border bridges
 _INDEX = re.compile(r"(\[\d+(-\d+)?\]|[_.]\d+)$")
+REVEAL_MAX_LOOKS = 200  # closed groups looked at, at most (a wide top level: an optimizer's 1000s)
 
 
 def _reveal_blocks(h: Hierarchy, opened: list[int], read: list[int], max_series: int) -> None:
@@ -180,13 +183,21 @@ def _reveal_blocks(h: Hierarchy, opened: list[int], read: list[int], max_series:
     shown = [c for g in is_open for c in _shown(h, g) if c not in is_open]
     area = sum(_area(h, c) for c in shown) + _FRAME_AREA * len(opened)
     seen: set[int] = set()
-    order = lambda k: (len(h.ancestors(k)), -_block_share(h, k), -h.cardinality(k))  # noqa: E731
-    queue = sorted((c for c in shown if h.is_group(c)), key=order)
-    while queue:
-        c = queue.pop(0)
+    queue: list[tuple] = []
+
+    def push(k: int) -> None:  # shallowest first, then lists of blocks, then the largest
+        heapq.heappush(queue, (len(h.ancestors(k)), -_block_share(h, k), -h.cardinality(k), k))
+
+    for c in shown:
+        if h.is_group(c):
+            push(c)
+    looked = 0
+    while queue and looked < REVEAL_MAX_LOOKS and area < REVEAL_AREA:
+        c = heapq.heappop(queue)[-1]
         if c in seen or c in is_open:
             continue
         seen.add(c)
+        looked += 1
         read.append(c)
         if not _openable(h, c, max_series) or not _holds_blocks(h, c, 2, read):
             continue
@@ -203,8 +214,10 @@ def _reveal_blocks(h: Hierarchy, opened: list[int], read: list[int], max_series:
             is_open.add(u)
             opened.append(u)
             read.append(u)
-        queue.extend(k for u in unit for k in _shown(h, u) if h.is_group(k) and k not in is_open)
-        queue.sort(key=order)
+        for u in unit:
+            for k in _shown(h, u):
+                if h.is_group(k) and k not in is_open:
+                    push(k)
 
 
 def _peers(h: Hierarchy, gid: int) -> list[int]:
@@ -256,8 +269,9 @@ def _blocks(h: Hierarchy, gid: Optional[int]) -> list[int]:
         return []
     groups = [c for c in h.group(gid).children if h.is_group(c) and h.cardinality(c) >= 4]
     templates = [h.template_of(c) for c in groups]
+    count = collections.Counter(templates)
     return [c for c, t in zip(groups, templates)
-            if _INDEX.search(h.label(c)) or (t is not None and templates.count(t) > 1)]
+            if _INDEX.search(h.label(c)) or (t is not None and count[t] > 1)]
 
 
 def _block_share(h: Hierarchy, gid: int) -> float:
