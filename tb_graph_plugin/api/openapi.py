@@ -185,7 +185,8 @@ ROUTES: tuple[Route, ...] = (
     ), {"200": _json(_ref("Job"), "the job's state"),
         **{k: v for k, v in _JSON_ERRORS.items() if k != "413"}, **_500}),
     Route("/node", "Details of one node for the info pane",
-          (*_graph_ref(), Param("name", _STRING, "the node's name", required=True), *_JOB),
+          (*_graph_ref(), Param("name", _STRING, "the node's name", required=True),
+           Param("cost", _ON_OFF, "`on`: add `cost` (parameters, FLOPs, output bytes); default `off`"), *_JOB),
           _graph_answers("NodeDetails", "the node")),
     Route("/search", "Nodes whose name, label or op type matches a regex (RE2) and whose op type contains `op`", (
         *_graph_ref(), Param("q", {"type": "string", "maxLength": 1000}, "RE2 regex on names, labels and op types"),
@@ -198,7 +199,8 @@ ROUTES: tuple[Route, ...] = (
           {"200": _json(_ref("NodeDataListing"), "the tags"), **_500}),
     Route("/node_data", "One node-data tag's values at a step for the nodes an expansion state shows", (
         *_graph_ref(),
-        Param("data_run", _STRING, "run of the node data; default the graph's run; `__upload__` for uploads"),
+        Param("data_run", _STRING, "run of the node data; default the graph's run; `__upload__` for uploads; "
+              "`__cost__` for the built-in cost colour modes"),
         Param("data_tag", _STRING, "tag of the node data (for uploads the upload id)", required=True),
         Param("data_step", {"type": "integer"}, "step of the node data; default the latest"),
         Param("agg", {"type": "string", "enum": ["max", "mean", "sum"]},

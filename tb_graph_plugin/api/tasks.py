@@ -514,7 +514,13 @@ def node_task(state: GraphState, args: dict, progress: Progress) -> str:
     h = state.hierarchy_for_node(args["name"], progress)
     name = _node_name(h, args["name"])
     with _malformed_node_defs("this graph"):
-        return wire.to_json(node_details(h, name))
+        details = node_details(h, name)
+        if args.get("cost"):
+            from tb_graph_plugin.hierarchy.cost import node_cost
+
+            progress("cost", 0.95)
+            details.cost = node_cost(h, name)
+        return wire.to_json(details)
 
 
 def search_task(state: GraphState, args: dict, progress: Progress) -> str:
@@ -565,7 +571,8 @@ def node_data_task(state: GraphState, args: dict, progress: Progress) -> str:
     from tb_graph_plugin.api import node_data
 
     progress("node_data", 0.8)
-    return node_data.on_hierarchy(state, args)
+    with _malformed_node_defs("this graph"):  # a cost colour mode reads every op's NodeDef
+        return node_data.on_hierarchy(state, args)
 
 
 TASKS: dict[str, Callable[[GraphState, dict, Progress], str]] = {
