@@ -160,9 +160,11 @@ export async function fetchSceneDelta(
   return getWithJob<SceneDelta>(`scene_delta?${p}`, onProgress, isCurrent);
 }
 
-export async function fetchNode(ref: GraphRef, name: string, view: ViewOptions = DEFAULT_VIEW): Promise<NodeDetails> {
+export async function fetchNode(ref: GraphRef, name: string, view: ViewOptions = DEFAULT_VIEW,
+  cost = false): Promise<NodeDetails> {
   const p = refParams(ref, view);
   p.set("name", name);
+  if (cost) p.set("cost", "on"); // its own job: details first, the cost after
   return getWithJob<NodeDetails>(`node?${p}`, () => undefined, () => true);
 }
 
