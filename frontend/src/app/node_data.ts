@@ -145,7 +145,8 @@ export class NodeDataPanel {
     const cost = run === COST_RUN; // a built-in cost: one step, groups summed
     if (cost) this.aggSel.value = "sum";
     this.aggSel.disabled = cost;
-    (this.slider.parentElement as HTMLElement).hidden = cost;
+    (this.slider.parentElement as HTMLElement).style.display = cost ? "none" : "";
+    this.unmatchedBox.style.display = cost ? "none" : ""; // every op of the graph: nothing to match
     const s = this.settingsOf();
     this.scaleSel.value = s.scale;
     this.thresholdsIn.value = s.thresholds.join(", ");
