@@ -5,7 +5,7 @@ torch itself says they cost, for ``tests/hierarchy/test_cost.py``; in a process 
     python -m tests.pytorch.cost_models OUTDIR keras    # Keras (TensorFlow), apart
 
 Writes ``OUTDIR/<model>/`` (a run graph) for BERT, GPT-2 and LLaMA (random init, no download), a
-tied-weights GPT-2 LM head model, ``OUTDIR/bert.onnx`` (the BERT, exported), and ``OUTDIR/truth.json``: per model, ``modules`` (module path ->
+BERT with a wider MLP (``bert_wide``), a tied-weights GPT-2 LM head model, ``OUTDIR/bert.onnx`` (the BERT, exported), and ``OUTDIR/truth.json``: per model, ``modules`` (module path ->
 ``sum(p.numel())`` of its parameters, ``named_modules``), ``params`` (``sum(p.numel() for p in
 model.parameters())``: tied weights once) and ``flops`` (``torch.utils.flop_counter.FlopCounterMode``'s
 total on the same input; attention through the math kernel, whose matmuls it counts: on CPU the
@@ -33,6 +33,8 @@ def models():
     return {
         "bert": (BertModel(BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                                       intermediate_size=512, vocab_size=100)), ids),
+        "bert_wide": (BertModel(BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                                           intermediate_size=768, vocab_size=100)), ids),  # for tb-graph diff
         "gpt2": (GPT2Model(GPT2Config(**gpt2)), ids),
         "llama": (LlamaModel(LlamaConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                                          num_key_value_heads=2, intermediate_size=256, vocab_size=100,
