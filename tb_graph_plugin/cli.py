@@ -18,6 +18,10 @@ Subcommands (argparse subparsers; each registers itself in ``SUBCOMMANDS``):
   with the cost changes of the changed groups (``diff.cost.cost_changes``: ``$ group: params a ->
   b (+d), ...`` lines, JSON ``cost_changes``) unless ``--no-cost``.
 
+* ``tb-graph search PATH (QUERY [--op OP] [--names-only] | --pattern "A -> * -> B")`` - the
+  ``/search`` answer (``api.search``: a regex search, or the matches of a pattern of ops,
+  ``graph.pattern``) as JSON; exit 0 when something matched, 1 when nothing did, 2 on error.
+
 * ``tb-graph node-data FILE.json RUNDIR [--tag T] [--step S]`` - Model Explorer's node-data JSON
   written into a run directory as a node-data summary (``tb_graph_plugin.summary.node_data``).
 
@@ -223,7 +227,48 @@ def _add_node_data(subparsers) -> None:
     p.set_defaults(func=_node_data)
 
 
-SUBCOMMANDS: list[Callable] = [_add_summary, _add_layout, _add_diff, _add_node_data]
+def _search(args) -> int:
+    from tensorboard import errors
+
+    from tb_graph_plugin import wire
+    from tb_graph_plugin.api import search
+    from tb_graph_plugin.graph import build_slim_graph
+    from tb_graph_plugin.hierarchy import build_hierarchy
+
+    if bool(args.pattern) == bool(args.query or args.op):
+        raise errors.InvalidArgumentError("search takes --pattern, or a QUERY regex (and/or --op), not both")
+    h = build_hierarchy(build_slim_graph(_load(args)), _hierarchy_options(args))
+    state = types.SimpleNamespace(hierarchy=h)  # what the route's worker task reads
+    if args.pattern:
+        answer = search.search_pattern(state, args.pattern)
+    else:
+        answer = search.search_graph(state, args.query or "", args.op, budget_s=float("inf"), names_only=args.names_only)
+    json.dump(wire.to_plain(answer), sys.stdout, indent=None if args.compact else 1)
+    sys.stdout.write("\n")
+    return 0 if answer.total else 1
+
+
+def _add_search(subparsers) -> None:
+    p = subparsers.add_parser("search", help="search a graph (as /search): a regex, or a pattern of ops A -> * -> B; "
+                                             "exit 0 found, 1 none, 2 error")
+    p.add_argument("path", help="logdir, event file, .pbtxt, .pb, .pt2 or .onnx")
+    p.add_argument("query", nargs="?", default=None, help="RE2 regex over names, labels and op types")
+    p.add_argument("--pattern", default=None,
+                   help="steps joined by '->': an RE2 over op type (op:, label:, name: prefixes), '*' a gap of 0..3 "
+                        "ops, '*N' of 0..N; e.g. '(MatMul|BatchMatMulV2) -> * -> Softmax'")
+    p.add_argument("--op", default=None, help="op type, contained, ignoring case")
+    p.add_argument("--names-only", action="store_true", help="match QUERY against names alone")
+    p.add_argument("--run", default=None)
+    p.add_argument("--tag", default=None)
+    p.add_argument("--step", type=int, default=None)
+    p.add_argument("--compact", action="store_true", help="one-line JSON")
+    p.add_argument("--infer-scopes", choices=("auto", "on", "off"), default="auto")
+    p.add_argument("--series-min-size", type=int, default=5)
+    p.add_argument("--block-series-min-size", type=int, default=4)
+    p.set_defaults(func=_search, any_error_exit=2)
+
+
+SUBCOMMANDS: list[Callable] = [_add_summary, _add_layout, _add_diff, _add_node_data, _add_search]
 
 
 def build_parser() -> argparse.ArgumentParser:

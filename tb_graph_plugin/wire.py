@@ -325,6 +325,8 @@ class SearchAnswer:
     # a pattern search (``pattern=``): the ops along each match's path, first step first; ``hits[k]``
     # is the last op of ``matches[k]``
     matches: Optional[list[list[str]]] = dataclasses.field(default=None, metadata=OMIT_NONE)
+    # and the groups holding an op of those matches (root excluded): a closed one is marked
+    match_groups: Optional[list[str]] = dataclasses.field(default=None, metadata=OMIT_NONE)
     version: int = WIRE_VERSION
 
 

@@ -162,10 +162,15 @@ class Routes:
     @json_errors
     def search_route(self, request):
         ref = params.graph_ref(request.args)
+        pattern = request.args.get("pattern") or None
+        if pattern is not None:
+            if request.args.get("q") or request.args.get("op"):
+                raise errors.InvalidArgumentError("search takes `pattern` or `q`/`op`, not both")
+            return self._run(request, ref, "search", {"pattern": pattern})
         args = {"q": request.args.get("q", ""), "op": request.args.get("op") or None,
                 "names_only": _on_off(request.args, "names_only", default="off")}
         if not args["q"] and not args["op"]:
-            raise errors.InvalidArgumentError("search needs `q` (a regex) or `op` (an op type)")
+            raise errors.InvalidArgumentError("search needs `q` (a regex), `op` (an op type) or `pattern` (A -> * -> B)")
         return self._run(request, ref, "search", args)
 
     @wrappers.Request.application

@@ -526,9 +526,12 @@ def node_task(state: GraphState, args: dict, progress: Progress) -> str:
 def search_task(state: GraphState, args: dict, progress: Progress) -> str:
     """Nodes whose name, label or op type (name alone with ``names_only``) matches the RE2 regex
     ``q`` ignoring case, and whose op type contains ``op`` (ignoring case: ``relu`` finds
-    ``Relu``, ``Relu6`` and ``aten::relu_``); groups too when no ``op``.
+    ``Relu``, ``Relu6`` and ``aten::relu_``); groups too when no ``op``. With ``pattern``: the
+    matches of a chain of steps (``search.search_pattern``), ``q`` and ``op`` unused.
     Linear time, at most ``search.SEARCH_BUDGET_S`` of walking (see ``api/search.py``)."""
     progress("search", 0.9)
+    if args.get("pattern"):  # a chain of steps: graph.pattern
+        return wire.to_json(search.search_pattern(state, args["pattern"]))
     return wire.to_json(search.search_graph(state, args.get("q") or "", args.get("op"),
                                             names_only=bool(args.get("names_only"))))
 

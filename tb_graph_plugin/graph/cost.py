@@ -69,6 +69,12 @@ WEIGHT_READERS = frozenset({"MatMul", "_FusedMatMul", "Conv2D", "Conv3D", "_Fuse
 _FLOAT_TYPES = frozenset({1, 2, 14, 19})  # float32, float64, bfloat16, float16
 
 
+#: TF ops whose output is bool whatever their ``T`` (the input's type) says.
+BOOL_OUTPUT_OPS = frozenset({"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "LogicalAnd",
+                             "LogicalOr", "LogicalNot", "IsNan", "IsFinite", "IsInf", "VarIsInitializedOp",
+                             "IsVariableInitialized"})
+
+
 @dataclasses.dataclass
 class OpCosts:
     """Per-op cost columns (index = op id), int64 (``unknown`` bool), and the ``owned_*`` sums."""
@@ -146,7 +152,7 @@ def op_costs(slim) -> OpCosts:
         attr = node_def.attr if node_def is not None else empty
         outs = [_known(s) for s in (shapes[i] or ())]
         rule = rule_of(op)
-        size = _dtype_bytes(attr) if attr else None
+        size = 1 if op in BOOL_OUTPUT_OPS else _dtype_bytes(attr) if attr else None
         if op in PARAMETER_OPS:
             shape = _attr_value(attr["shape"]) if "shape" in attr else (outs[0] if outs else None)
             shape = _known(shape)

@@ -228,7 +228,7 @@ _TF_ELEMENTWISE = """Add AddV2 Sub Mul RealDiv Div DivNoNan FloorDiv FloorMod Mo
 Selu Gelu Sigmoid Tanh Exp Log Log1p Sqrt Rsqrt Square SquaredDifference Pow Neg Abs Erf Erfc BiasAdd LeakyRelu
 Softplus Softsign Floor Ceil Round Sign Reciprocal Inv Greater GreaterEqual Less LessEqual Equal NotEqual
 LogicalAnd LogicalOr LogicalNot Select SelectV2 Sin Cos IsNan IsFinite Expm1 ClipByValue Relu6Grad ReluGrad
-SigmoidGrad TanhGrad RsqrtGrad SqrtGrad BiasAddGrad""".split()
+SigmoidGrad TanhGrad RsqrtGrad SqrtGrad BiasAddGrad RandomUniform RandomStandardNormal TruncatedNormal""".split()
 _TF_NORM = "FusedBatchNorm FusedBatchNormV2 FusedBatchNormV3 Softmax LogSoftmax LRN".split()
 _TF_REDUCE = "Sum Mean Max Min Prod ArgMax ArgMin All Any MaxPool MaxPoolV2 AvgPool MaxPool3D AvgPool3D".split()
 _TF_MATMUL: dict[str, Rule] = {

@@ -165,6 +165,7 @@ export interface SearchAnswer {
   total: number; // every match seen (all of them when complete)
   complete: boolean; // false: the search stopped at its time budget before the last name
   matches?: string[][]; // pattern search: the ops of each match, in path order; hits[k] is the last of matches[k]
+  match_groups?: string[]; // and the groups holding their ops: a closed one is marked
   version: number;
 }
 
