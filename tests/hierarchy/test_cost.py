@@ -215,3 +215,21 @@ def test_cost_values_sum_to_the_group_costs(cost_models):
     assert sum(values) == node_cost(h, h.root.name).flops
     assert all(h.slim.owner[i] < 0 for i in ids)  # main ops only: embeddings fold into their owner
     assert cached_op_costs(h.slim) is cached_op_costs(h.slim)
+
+
+def test_a_tf1_graph_with_shapes_counts_its_variables_and_matmuls(tf_bert_like):
+    """The BERT-like TF graph (``tests/graph/tf_bert_like.py``, ``add_shapes=True``): its variables'
+    elements as TensorFlow counts them; every attention layer's FLOPs; only initializer and
+    variable-bookkeeping ops unknown, each listed."""
+    truth = json.loads(tf_bert_like.with_name("bert_like.pb.json").read_text())
+    h = build_hierarchy(build_slim_graph(load_graph_def_from_path(str(tf_bert_like))))
+    total = node_cost(h, h.root.name)
+    assert total.params == truth["params"]
+    attention = node_cost(h, "layer_0/attention")
+    seq, width, heads = 16, 64, 4
+    matmuls = 4 * 2 * (2 * seq) * width * width + 2 * 2 * (2 * heads * seq * seq * (width // heads))
+    costs = cached_op_costs(h.slim)
+    ops = list(h.leaf_ops("layer_0/attention"))
+    assert sum(int(costs.flops[i]) for i in ops if h.slim.ops[i] in ("MatMul", "BatchMatMulV2")) == matmuls
+    assert attention.flops > matmuls  # and the element-wise ops (bias, scale, mask, softmax, initializers)
+    assert total.unknown_ops == sum(total.unknown_op_types.values()) < h.root.cardinality // 4
