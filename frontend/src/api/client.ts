@@ -168,6 +168,14 @@ export async function fetchNode(ref: GraphRef, name: string, view: ViewOptions =
   return getWithJob<NodeDetails>(`node?${p}`, () => undefined, () => true);
 }
 
+/** GET search with `pattern`: where a chain of ops `A -> * -> B` occurs (hits: each match's last op;
+ * `matches`: the ops of each; `match_groups`: the groups holding them). */
+export async function fetchPattern(ref: GraphRef, pattern: string, view: ViewOptions = DEFAULT_VIEW): Promise<SearchAnswer> {
+  const p = refParams(ref, view);
+  p.set("pattern", pattern);
+  return getWithJob<SearchAnswer>(`search?${p}`, () => undefined, () => true);
+}
+
 /** GET search: `q` a regex over names, labels and op types (names alone with `namesOnly`),
  * ignoring case; `op` a substring of the op type. */
 export async function fetchSearch(ref: GraphRef, q: string, op: string, view: ViewOptions = DEFAULT_VIEW,
