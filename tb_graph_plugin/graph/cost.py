@@ -13,8 +13,9 @@ transposes, an einsum equation, a torch ``transposed`` flag), and applies the ru
   of a matmul or a convolution (``WEIGHT_READERS``): beside its first reader (its owner,
   ``slim.owner``: the SlimGraph draws it there), so in that reader's group;
 - ``flops``: the rule's count; ``output_bytes``: every output's elements times the dtype's size
-  (a parameter's are its ``param_bytes``, not output bytes);
-- ``unknown``: the op type has no rule, or the rule, the shapes or the dtype could not say its
+  (a parameter's are its ``param_bytes``, not output bytes; a graph output ``IO Node`` reading a
+  tensor adds none: its producer counted it);
+- ``unknown``: the op's NodeDef is damaged, the op type has no rule, or the rule, the shapes or the dtype could not say its
   FLOPs or output bytes: those add 0 to the sums, and the op is counted and listed apart
   (``unknown_ops``), never silently 0. A Keras conceptual graph's layer (no op type; attr
   ``keras_class``) has its parameters counted from its config (``graph.cost_keras``) and is
@@ -50,6 +51,7 @@ import numpy as np
 
 from tb_graph_plugin.graph.cost_keras import layer_params
 from tb_graph_plugin.graph.cost_rules import PARAMETER_OPS, OpFacts, prod, rule_of
+from tb_graph_plugin.graph.node_defs import MalformedNodeDef
 
 __all__ = ["OpCosts", "op_costs", "cached_op_costs", "DTYPE_BYTES", "NO_OUTPUT_OPS"]
 
@@ -148,7 +150,11 @@ def op_costs(slim) -> OpCosts:
     weights: list[int] = []  # ops read as the weight (second input) of a WEIGHT_READERS op
     for i in range(n):
         op = ops[i]
-        node_def = defs[i]
+        try:
+            node_def = defs[i]
+        except MalformedNodeDef:  # damage inside this node's attrs: its cost is unknown, the rest stands
+            unknown[i] = True
+            continue
         attr = node_def.attr if node_def is not None else empty
         outs = [_known(s) for s in (shapes[i] or ())]
         rule = rule_of(op)
@@ -169,7 +175,7 @@ def op_costs(slim) -> OpCosts:
                     params[i], param_bytes[i] = n_params, n_params * size
             unknown[i] = True
             continue
-        ins, ins_src = [], []
+        ins, weight_src = [], []
         if node_def is not None:
             for ref in node_def.input:
                 if ref.startswith("^"):
@@ -177,12 +183,12 @@ def op_costs(slim) -> OpCosts:
                 name, _, out = ref.partition(":")
                 src = index.get(name)
                 if src is not None and len(ins) == 1:
-                    ins_src.append(src)
+                    weight_src.append(src)
                 ins.append(_known(slim.shape_of(src, int(out) if out.isdigit() else 0)) if src is not None else None)
         facts = OpFacts(op=op, outs=outs, ins=ins,
                         attr=lambda key, attr=attr: _attr_value(attr[key]) if key in attr else None)
         f = rule(facts)
-        if op in NO_OUTPUT_OPS:
+        if op in NO_OUTPUT_OPS or (op == "IO Node" and ins):  # a graph output: its producer's tensor
             nbytes = 0
         elif shapes[i] is None or size is None or any(s is None for s in outs):
             nbytes = None
@@ -193,11 +199,11 @@ def op_costs(slim) -> OpCosts:
             continue
         flops[i] = f
         output_bytes[i] = nbytes
-        if op in WEIGHT_READERS and ins_src:
-            weights.append(ins_src[0])
+        if op in WEIGHT_READERS and weight_src:
+            weights.append(weight_src[0])
     for w in weights:  # a constant read as a matmul's or a convolution's weight: a parameter
         if ops[w] == "Const" and not unknown[w] and not params[w]:
-            node_def = defs[w]
+            node_def = defs[w]  # read without damage above
             size = _dtype_bytes(node_def.attr) if node_def is not None else None
             if size is not None and node_def.attr["dtype"].type in _FLOAT_TYPES:
                 param_bytes[w], output_bytes[w] = output_bytes[w], 0

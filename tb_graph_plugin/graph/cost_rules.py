@@ -296,7 +296,12 @@ _OVERLOAD = re.compile(r"\.[A-Za-z_]+$")
 
 def rule_of(op: str) -> Optional[Rule]:
     """The rule of op type ``op``: exact, else without an overload (``aten::add.Tensor``) or an
-    in-place ``_`` (``aten::relu_``). None: an op these tables do not know."""
+    in-place ``_`` (``aten::relu_``). None: an op these tables do not know.
+
+    >>> f = OpFacts(op="aten::relu_", outs=[(2, 8)], ins=[(2, 8)], attr=lambda key: None)
+    >>> rule_of("aten::relu_")(f), rule_of("aten::linear.default") is rule_of("aten::linear"), rule_of("Mystery")
+    (16, True, None)
+    """
     rule = RULES.get(op)
     if rule is None and "::" in op:
         base = _OVERLOAD.sub("", op)
