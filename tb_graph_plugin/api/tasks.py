@@ -573,7 +573,7 @@ def node_data_task(state: GraphState, args: dict, progress: Progress) -> str:
     nodes the expansion state ``expanded`` shows, aggregated to groups by ``agg``)."""
     from tb_graph_plugin.api import node_data
 
-    progress("node_data", 0.8)
+    progress("cost" if args.get("cost") else "node_data", 0.8)
     with _malformed_node_defs("this graph"):  # a cost colour mode reads every op's NodeDef
         return node_data.on_hierarchy(state, args)
 
