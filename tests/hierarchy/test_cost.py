@@ -233,3 +233,23 @@ def test_a_tf1_graph_with_shapes_counts_its_variables_and_matmuls(tf_bert_like):
     assert sum(int(costs.flops[i]) for i in ops if h.slim.ops[i] in ("MatMul", "BatchMatMulV2")) == matmuls
     assert attention.flops > matmuls  # and the element-wise ops (bias, scale, mask, softmax, initializers)
     assert total.unknown_ops == sum(total.unknown_op_types.values()) < h.root.cardinality // 4
+
+
+MATMUL_CLASS = ("conv", "linear", "gemm", "matmul")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["convnet", "convnet.onnx"])
+def test_every_kind_of_convolution_counts_as_torch_counts_it(cost_models, path):
+    """Plain, grouped, depthwise, transposed (and grouped), 1-d convolutions and the linear head: the
+    FLOPs of those ops are exactly ``FlopCounterMode``'s total (it counts nothing else), in the
+    ``add_graph`` capture and in the ``.onnx`` export alike."""
+    truth = _truth(cost_models)["convnet"]
+    slim = build_slim_graph(load_graph_def_from_path(str(cost_models / path)))
+    costs = op_costs(slim)
+    counted = [i for i, op in enumerate(slim.ops) if any(k in op.lower() for k in MATMUL_CLASS)]
+    assert len(counted) == 7
+    assert sum(int(costs.flops[i]) for i in counted) == truth["flops"]
+    assert not costs.unknown.any()
+    if path == "convnet":
+        assert int(costs.params.sum()) == truth["params"]

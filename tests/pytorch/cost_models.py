@@ -5,7 +5,9 @@ torch itself says they cost, for ``tests/hierarchy/test_cost.py``; in a process 
     python -m tests.pytorch.cost_models OUTDIR keras    # Keras (TensorFlow), apart
 
 Writes ``OUTDIR/<model>/`` (a run graph) for BERT, GPT-2 and LLaMA (random init, no download), a
-BERT with a wider MLP (``bert_wide``), a tied-weights GPT-2 LM head model, ``OUTDIR/bert.onnx`` (the BERT, exported), and ``OUTDIR/truth.json``: per model, ``modules`` (module path ->
+BERT with a wider MLP (``bert_wide``), a tied-weights GPT-2 LM head model, a CNN with every kind
+of convolution (``convnet``), ``OUTDIR/bert.onnx`` and ``OUTDIR/convnet.onnx`` (those two, exported),
+and ``OUTDIR/truth.json``: per model, ``modules`` (module path ->
 ``sum(p.numel())`` of its parameters, ``named_modules``), ``params`` (``sum(p.numel() for p in
 model.parameters())``: tied weights once) and ``flops`` (``torch.utils.flop_counter.FlopCounterMode``'s
 total on the same input; attention through the math kernel, whose matmuls it counts: on CPU the
@@ -20,6 +22,34 @@ import warnings
 from pathlib import Path
 
 SEQ = 16
+
+
+def convnet():
+    """Convolutions of every kind torch counts: plain, grouped, depthwise, transposed (and grouped),
+    1-d; then a linear head."""
+    import torch
+    from torch import nn
+
+    class ConvNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv2d(3, 16, 3, padding=1)
+            self.bn = nn.BatchNorm2d(16)
+            self.grouped = nn.Conv2d(16, 16, 3, padding=1, groups=4, bias=False)
+            self.depthwise = nn.Conv2d(16, 16, 3, stride=2, padding=1, groups=16)
+            self.up = nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1)
+            self.up_grouped = nn.ConvTranspose2d(8, 8, 3, padding=1, groups=2)
+            self.line = nn.Conv1d(8, 4, 5)
+            self.head = nn.Linear(4 * 252, 10)
+
+        def forward(self, x):
+            x = torch.relu(self.bn(self.stem(x)))
+            x = self.up_grouped(self.up(self.depthwise(self.grouped(x))))
+            x = self.line(x.flatten(2))  # [1, 8, 256] -> [1, 4, 252]
+            return self.head(x.flatten(1))
+
+    torch.manual_seed(0)
+    return ConvNet(), torch.randn(1, 3, 16, 16)
 
 
 def models():
@@ -40,6 +70,7 @@ def models():
                                          num_key_value_heads=2, intermediate_size=256, vocab_size=100,
                                          bos_token_id=0, eos_token_id=0)), ids),
         "gpt2_lm_tied": (GPT2LMHeadModel(GPT2Config(**gpt2)), ids),
+        "convnet": convnet(),
     }
 
 
@@ -62,6 +93,8 @@ def write(out: Path) -> dict:
             "params": sum(p.numel() for p in model.parameters()),
             "flops": counter.get_total_flops(),
         }
+        if name == "convnet":
+            torch.onnx.export(model, (ids,), str(out / "convnet.onnx"), dynamo=True, input_names=["x"], verbose=False)
         if name == "bert":  # the same model as an .onnx file (default exporter); weights all distinct, as
             # trained ones are (the exporter stores equal initializers once: the ones and zeros of a fresh init)
             with torch.no_grad():
