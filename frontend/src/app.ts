@@ -98,9 +98,9 @@ export class App {
   };
 
   private readonly search = new SearchBox(this.nav, this.ui.bar, this.ui.searchBox, (names) => {
-    this.main.st.matched = names; // a pattern search's matches, outlined
+    this.main.st.matched = names; // a pattern search's matches, outlined (and said so in the legend)
     document.body.dataset.patternMarked = String(names?.size ?? 0);
-    this.main.redraw();
+    this.colors.refreshColors();
   });
   private readonly nodeData = new NodeDataPanel({
     ref: () => this.main.ref,

@@ -78,6 +78,7 @@ def test_pattern_switch_lists_outlines_and_steps_through_matches(page, tensorboa
     assert int(ds(frame, "patternMarked")) >= 6  # 2 x 3 ops, and the groups holding them
     assert outlined(frame, encoder)  # the closed group holding both matches is marked
     assert not outlined(frame, "BertModel/BertPooler[pooler]")
+    assert "a pattern match" in frame.inner_text("[data-legend]")
     page.screenshot(path=str(SCREENSHOTS / "pattern_first_view.png"))
 
     frame.press("[data-search=q]", "Enter")
@@ -102,4 +103,5 @@ def test_pattern_switch_lists_outlines_and_steps_through_matches(page, tensorboa
 
     frame.uncheck("[data-toggle=pattern]")  # the same text as a regex: a bad one, and the outlines go
     frame.wait_for_function("document.body.dataset.patternMarked === '0'", timeout=60000)
+    assert "a pattern match" not in frame.inner_text("[data-legend]")
     assert not page.errors
