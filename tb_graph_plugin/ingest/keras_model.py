@@ -33,7 +33,9 @@ from tb_graph_plugin.ingest import nesting
 __all__ = ["keras_json_to_graph_def"]
 
 
-def keras_json_to_graph_def(blob: bytes, what: str) -> graph_pb2.GraphDef:
+def keras_json_to_graph_def(blob: bytes, what: str, layer_configs: bool = True) -> graph_pb2.GraphDef:
+    """The conceptual graph of a Keras ``model.to_json()`` (module docstring); ``layer_configs``
+    False: without ``_keras_config`` attrs (the stock-compatible ``/graph``, as the stock plugin writes it)."""
     try:
         raw = bytes(blob)  # decoded as ``json.loads`` decodes bytes
         text = raw.decode(json.detect_encoding(raw), "surrogatepass")
@@ -49,7 +51,7 @@ def keras_json_to_graph_def(blob: bytes, what: str) -> graph_pb2.GraphDef:
     if not isinstance(model, dict) or not isinstance(model.get("config"), dict):
         raise errors.InvalidArgumentError(f"{what} is not a Keras model: no 'config' object")
     try:
-        return _convert(model)
+        return _convert(model, layer_configs)
     except (KeyError, TypeError, AttributeError, IndexError, ValueError) as e:
         raise errors.InvalidArgumentError(
             f"{what}: unsupported Keras model JSON ({type(e).__name__}: {e})"
@@ -110,7 +112,7 @@ def _dtype_enum(dtype_or_policy: Any):
         return None
 
 
-def _convert(model: dict) -> graph_pb2.GraphDef:
+def _convert(model: dict, layer_configs: bool = True) -> graph_pb2.GraphDef:
     graph = graph_pb2.GraphDef()
     input_feeds: dict[str, str] = {}  # nested model input layer -> the node feeding the model
     model_outputs: dict[str, list[str]] = {}  # nested model name -> its output layer nodes
@@ -125,7 +127,7 @@ def _convert(model: dict) -> graph_pb2.GraphDef:
         node.name = _scoped(scope, config["name"])
         if layer.get("class_name") is not None:
             node.attr["keras_class"].s = layer["class_name"].encode("ascii")
-        kept = _kept_config(layer)
+        kept = _kept_config(layer) if layer_configs else None
         if kept:
             node.attr["_keras_config"].s = json.dumps(kept, separators=(",", ":")).encode()
         dtype = _dtype_enum(config.get("dtype"))
