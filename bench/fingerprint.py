@@ -56,7 +56,7 @@ def _untimed(value: Any) -> Any:
 def _slim_digest(slim) -> str:
     parts = []
     for name in sorted(vars(slim)):
-        if name in _TIMING_KEYS:
+        if name in _TIMING_KEYS or name.endswith("_memo"):  # what is computed when asked (cost, pattern columns)
             continue
         value = getattr(slim, name)
         if name in ("node_defs", "embedding_edges"):  # NodeDefs, EmbeddingEdges: as the lists they stand for

@@ -5,7 +5,7 @@ Subcommands (argparse subparsers; each registers itself in ``SUBCOMMANDS``):
 * ``tb-graph summary PATH [--run R] [--tag T] [--step S]`` - read a logdir, an event file,
   a ``.pbtxt``, a ``.pb`` or an ``.onnx`` (``ingest.local.load_graph_def_from_path``, the
   plugin's own reading code), build SlimGraph + Hierarchy and print
-  ``hierarchy.summary.summarize`` as JSON.
+  ``hierarchy.summary.summarize`` as JSON; ``--cost`` adds ``cost`` (``hierarchy.summary.cost_summary``).
 * ``tb-graph layout PATH [--run R] [--tag T] [--expand GROUP ...] [--format json|svg|dot]`` -
   lay out the graph for that expansion state (``layout.scene.build_scene``) and print the
   scene as JSON (``wire.Scene``: absolute coordinates, y down), SVG or Graphviz DOT.
@@ -14,7 +14,13 @@ Subcommands (argparse subparsers; each registers itself in ``SUBCOMMANDS``):
   ``summary`` reads PATH (``--run/--tag/--step`` for both sides, ``--a-*``/``--b-*`` for one).
   Exit status as ``diff(1)``: 0 the graphs are the same, 1 they differ, 2 trouble. Prints one
   line per node not the same (``+ added``, ``- removed``, ``~ changed (fields)``) or, with
-  ``--json``, the ``wire.GraphDiff`` (``{"added": [...], "removed": [...], "changed": [...], ...}``).
+  ``--json``, the ``wire.GraphDiff`` (``{"added": [...], "removed": [...], "changed": [...], ...}``);
+  with the cost changes of the changed groups (``diff.cost.cost_changes``: ``$ group: params a ->
+  b (+d), ...`` lines, JSON ``cost_changes``) unless ``--no-cost``.
+
+* ``tb-graph search PATH (QUERY [--op OP] [--names-only] | --pattern "A -> * -> B")`` - the
+  ``/search`` answer (``api.search``: a regex search, or the matches of a pattern of ops,
+  ``graph.pattern``) as JSON; exit 0 when something matched, 1 when nothing did, 2 on error.
 
 * ``tb-graph node-data FILE.json RUNDIR [--tag T] [--step S]`` - Model Explorer's node-data JSON
   written into a run directory as a node-data summary (``tb_graph_plugin.summary.node_data``).
@@ -62,13 +68,15 @@ def load_graph_def(path: str, run: Optional[str] = None, tag: Optional[str] = No
 def _summary(args) -> int:
     from tb_graph_plugin.graph import build_slim_graph
     from tb_graph_plugin.hierarchy import build_hierarchy
-    from tb_graph_plugin.hierarchy.summary import summarize, tree
+    from tb_graph_plugin.hierarchy.summary import cost_summary, summarize, tree
 
     graph_def = _load(args)
     h = build_hierarchy(build_slim_graph(graph_def), _hierarchy_options(args))
     out = summarize(h)
     if args.tree:
         out["tree"] = tree(h)
+    if args.cost:
+        out["cost"] = cost_summary(h)
     json.dump(out, sys.stdout, indent=None if args.compact else 1)
     sys.stdout.write("\n")
     return 0
@@ -87,6 +95,8 @@ def _add_summary(subparsers) -> None:
     p.add_argument("--compact", action="store_true", help="one-line JSON")
     p.add_argument("--tree", action="store_true",
                    help="add 'tree': every group nested (kind, label, cardinality, template, series, inferred)")
+    p.add_argument("--cost", action="store_true",
+                   help="add 'cost': params, FLOPs, output bytes, unknown ops of the graph, each top-level node and series")
     p.set_defaults(func=_summary)
 
 
@@ -134,6 +144,7 @@ def _add_layout(subparsers) -> None:
 def _diff(args) -> int:
     from tb_graph_plugin import wire
     from tb_graph_plugin.diff import diff_hierarchies
+    from tb_graph_plugin.diff.cost import cost_changes
     from tb_graph_plugin.graph import build_slim_graph
     from tb_graph_plugin.hierarchy import build_hierarchy
 
@@ -148,8 +159,12 @@ def _diff(args) -> int:
 
     (ha, ref_a), (hb, ref_b) = side("a"), side("b")
     answer = diff_hierarchies(ha, hb, ref_a, ref_b)
+    costs = cost_changes(ha, hb, answer) if args.cost else []
     if args.json:
-        json.dump(wire.to_plain(answer), sys.stdout, indent=None if args.compact else 1)
+        out = wire.to_plain(answer)
+        if args.cost:
+            out["cost_changes"] = costs
+        json.dump(out, sys.stdout, indent=None if args.compact else 1)
         sys.stdout.write("\n")
     else:
         marks = {wire.DiffStatus.ADDED: "+", wire.DiffStatus.REMOVED: "-", wire.DiffStatus.CHANGED: "~"}
@@ -157,6 +172,10 @@ def _diff(args) -> int:
             extra = f" ({', '.join(e.fields)})" if e.fields else ""
             was = f" was {e.old_name}" if e.old_name else ""
             sys.stdout.write(f"{marks[e.status]} {e.kind.value} {e.name}{extra}{was}\n")
+        for change in costs:
+            sys.stdout.write(f"$ {change['name']}: " + ", ".join(
+                f"{f} {change['a'][f]:,} -> {change['b'][f]:,} ({change['delta'][f]:+,})"
+                for f in ("params", "flops", "output_bytes", "unknown_ops") if change["delta"][f]) + "\n")
         c = answer.counts
         sys.stdout.write("ops: " + ", ".join(f"{v} {k}" for k, v in c["ops"].items())
                          + "; groups: " + ", ".join(f"{v} {k}" for k, v in c["groups"].items()) + "\n")
@@ -175,6 +194,9 @@ def _add_diff(subparsers) -> None:
         p.add_argument(f"--{letter}-tag", default=None)
         p.add_argument(f"--{letter}-step", type=int, default=None)
     p.add_argument("--json", action="store_true", help="print the GraphDiff as JSON")
+    p.add_argument("--cost", action=argparse.BooleanOptionalAction, default=True,
+                   help="report the cost changes of the changed groups ('$ group: params a -> b (+d)', JSON "
+                        "'cost_changes'; default on)")
     p.add_argument("--compact", action="store_true", help="one-line JSON")
     p.add_argument("--infer-scopes", choices=("auto", "on", "off"), default="auto")
     p.add_argument("--series-min-size", type=int, default=5)
@@ -205,7 +227,48 @@ def _add_node_data(subparsers) -> None:
     p.set_defaults(func=_node_data)
 
 
-SUBCOMMANDS: list[Callable] = [_add_summary, _add_layout, _add_diff, _add_node_data]
+def _search(args) -> int:
+    from tensorboard import errors
+
+    from tb_graph_plugin import wire
+    from tb_graph_plugin.api import search
+    from tb_graph_plugin.graph import build_slim_graph
+    from tb_graph_plugin.hierarchy import build_hierarchy
+
+    if bool(args.pattern) == bool(args.query or args.op):
+        raise errors.InvalidArgumentError("search takes --pattern, or a QUERY regex (and/or --op), not both")
+    h = build_hierarchy(build_slim_graph(_load(args)), _hierarchy_options(args))
+    state = types.SimpleNamespace(hierarchy=h)  # what the route's worker task reads
+    if args.pattern:
+        answer = search.search_pattern(state, args.pattern)
+    else:
+        answer = search.search_graph(state, args.query or "", args.op, budget_s=float("inf"), names_only=args.names_only)
+    json.dump(wire.to_plain(answer), sys.stdout, indent=None if args.compact else 1)
+    sys.stdout.write("\n")
+    return 0 if answer.total else 1
+
+
+def _add_search(subparsers) -> None:
+    p = subparsers.add_parser("search", help="search a graph (as /search): a regex, or a pattern of ops A -> * -> B; "
+                                             "exit 0 found, 1 none, 2 error")
+    p.add_argument("path", help="logdir, event file, .pbtxt, .pb, .pt2 or .onnx")
+    p.add_argument("query", nargs="?", default=None, help="RE2 regex over names, labels and op types")
+    p.add_argument("--pattern", default=None,
+                   help="steps joined by '->': an RE2 over op type (op:, label:, name: prefixes), '*' a gap of 0..3 "
+                        "ops, '*N' of 0..N; e.g. '(MatMul|BatchMatMulV2) -> * -> Softmax'")
+    p.add_argument("--op", default=None, help="op type, contained, ignoring case")
+    p.add_argument("--names-only", action="store_true", help="match QUERY against names alone")
+    p.add_argument("--run", default=None)
+    p.add_argument("--tag", default=None)
+    p.add_argument("--step", type=int, default=None)
+    p.add_argument("--compact", action="store_true", help="one-line JSON")
+    p.add_argument("--infer-scopes", choices=("auto", "on", "off"), default="auto")
+    p.add_argument("--series-min-size", type=int, default=5)
+    p.add_argument("--block-series-min-size", type=int, default=4)
+    p.set_defaults(func=_search, any_error_exit=2)
+
+
+SUBCOMMANDS: list[Callable] = [_add_summary, _add_layout, _add_diff, _add_node_data, _add_search]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -32,3 +32,9 @@ UPLOAD_RUN = "__upload__"
 # Per-node data (``tb_graph_plugin.summary.node_data``): a tensor summary of this sub-plugin,
 # one string tensor per step holding the JSON of ``ingest.node_data`` (names and values).
 NODE_DATA = "graph_explorer_node_data"
+
+# The pseudo-run of the built-in cost colour modes (``/node_data`` with ``data_run=__cost__``): each
+# tag is a ``wire.NodeCost`` field, the value of every op computed from the graph (``hierarchy.cost``).
+COST_RUN = "__cost__"
+COST_TAGS = ("params", "flops", "output_bytes")
+

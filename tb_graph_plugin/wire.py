@@ -24,7 +24,7 @@ __all__ = [
     "WIRE_VERSION", "GraphKind", "NodeKind", "EdgeKind", "EdgeKindCode", "EmbeddingRole",
     "JobState", "Inferred", "OMIT_NONE", "GraphRef", "StepListing", "TagListing", "RunListing",
     "Listing", "SceneNode", "SceneEdge", "Scene", "SceneDelta", "Job", "NodeAttr", "NodeIo",
-    "NodeDetails", "SearchHit", "SearchAnswer", "UploadAnswer", "ErrorAnswer", "DiffStatus",
+    "NodeCost", "NodeDetails", "SearchHit", "SearchAnswer", "UploadAnswer", "ErrorAnswer", "DiffStatus",
     "DiffEntry", "GraphDiff", "NodeDataAgg", "NodeDataTag", "NodeDataListing", "NodeDataColorStop",
     "NodeDataEntry", "NodeDataPoint", "NodeDataAnswer", "to_json", "to_plain"
 ]
@@ -269,6 +269,21 @@ class NodeIo:
 
 
 @dataclasses.dataclass
+class NodeCost:
+    """What an op or a group costs (``hierarchy.cost``): parameters (elements and bytes, a shared
+    parameter counted once, in its first reader's group), FLOPs (a multiply-add is 2) and the bytes
+    of the tensors its ops output; ``unknown_ops`` ops whose cost the graph does not say add 0 to
+    those sums and are counted here, by op type in ``unknown_op_types`` (the 20 most frequent)."""
+
+    params: int
+    param_bytes: int
+    flops: int
+    output_bytes: int
+    unknown_ops: int
+    unknown_op_types: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
 class NodeDetails:
     """Answer of ``/node``: what the info pane shows of one op or group."""
 
@@ -284,6 +299,7 @@ class NodeDetails:
     template: Optional[str] = None  # a group's template, an op's parent's
     stats: Optional[dict[str, Any]] = None  # compute time, memory, device from a profile
     inferred: Inferred = ""  # as SceneNode.inferred: how a group that is no scope was found
+    cost: Optional[NodeCost] = dataclasses.field(default=None, metadata=OMIT_NONE)  # with ``cost=1``
     version: int = WIRE_VERSION
 
 
@@ -306,6 +322,11 @@ class SearchAnswer:
     hits: list[SearchHit]
     total: int
     complete: bool = True
+    # a pattern search (``pattern=``): the ops along each match's path, first step first; ``hits[k]``
+    # is the last op of ``matches[k]``
+    matches: Optional[list[list[str]]] = dataclasses.field(default=None, metadata=OMIT_NONE)
+    # and the groups holding an op of those matches (root excluded): a closed one is marked
+    match_groups: Optional[list[str]] = dataclasses.field(default=None, metadata=OMIT_NONE)
     version: int = WIRE_VERSION
 
 

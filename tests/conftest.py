@@ -118,6 +118,60 @@ def onnx_files() -> Path:
     return target
 
 
+COST_MODELS_PATH = REPO_ROOT / "tests" / "pytorch" / "cost_models.py"
+
+
+@pytest.fixture(scope="session")
+def cost_models() -> Path:
+    """Directory of the Hugging Face captures, the ``.onnx``, the Keras JSON and what torch and Keras say
+    they cost (``tests/pytorch/cost_models.py``, two subprocesses), cached in
+    ``tests/_artifacts/cost/<hash of cost_models.py>/``."""
+    target = REPO_ROOT / "tests" / "_artifacts" / "cost" / hashlib.sha256(COST_MODELS_PATH.read_bytes()).hexdigest()[:16]
+    if not target.is_dir():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow")
+        for extra in ([], ["keras"]):
+            proc = subprocess.run([sys.executable, "-m", "tests.pytorch.cost_models", str(tmp), *extra], cwd=REPO_ROOT,
+                                  env=env, capture_output=True, text=True, timeout=900)
+            if proc.returncode != 0:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise RuntimeError(f"writing the cost models failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another process wrote them first
+            if not target.is_dir():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+TF_BERT_LIKE_PATH = REPO_ROOT / "tests" / "graph" / "tf_bert_like.py"
+
+
+@pytest.fixture(scope="session")
+def tf_bert_like() -> Path:
+    """A 4-layer BERT-like TF GraphDef with shapes (``tests/graph/tf_bert_like.py``, a subprocess) and
+    ``<it>.json`` (its variables' elements), cached in ``tests/_artifacts/tf_bert_like/<hash>/bert_like.pb``."""
+    target = REPO_ROOT / "tests" / "_artifacts" / "tf_bert_like" / hashlib.sha256(TF_BERT_LIKE_PATH.read_bytes()).hexdigest()[:16]
+    if not target.is_dir():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        proc = subprocess.run([sys.executable, "-m", "tests.graph.tf_bert_like", str(tmp / "bert_like.pb"), "4"],
+                              cwd=REPO_ROOT, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), capture_output=True,
+                              text=True, timeout=600)
+        if proc.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise RuntimeError(f"writing the BERT-like graph failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            if not target.is_dir():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target / "bert_like.pb"
+
+
 #: Debian's Chromium, headless, with no background networking (nothing to reach here).
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -103,7 +103,11 @@ export class App {
     showError: (message) => this.ui.showError(message),
   };
 
-  private readonly search = new SearchBox(this.nav, this.ui.bar, this.ui.searchBox);
+  private readonly search = new SearchBox(this.nav, this.ui.bar, this.ui.searchBox, (names) => {
+    this.main.st.matched = names; // a pattern search's matches, outlined (and said so in the legend)
+    document.body.dataset.patternMarked = String(names?.size ?? 0);
+    this.colors.refreshColors();
+  });
   private readonly nodeData = new NodeDataPanel({
     ref: () => this.main.ref,
     view: () => this.main.view,

@@ -24,7 +24,8 @@ BUILD_STAGES = ("parse", "slim_graph", "first_view_hierarchy", "hierarchy")
 # "sent": from sending a job to the worker's first word on it (it starts a job at once).
 DEFAULT_STAGE_BUDGETS_S = {"sent": 30.0, "parse": 60.0, "slim_graph": 120.0, "first_view_hierarchy": 240.0,
                            "hierarchy": 240.0,
-                           "search": 10.0, "node": 10.0, "node_data": 10.0}
+                           "search": 10.0, "node": 10.0, "node_data": 10.0,
+                           "cost": 120.0}  # every op's cost, once per graph (graph.cost: ~10-20 us an op)
 
 
 def result_size(handle: "JobHandle") -> int:

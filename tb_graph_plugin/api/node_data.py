@@ -91,6 +91,7 @@ class NodeDataReader:
             uploads = list(self._uploads.items())
         tags += [wire.NodeDataTag(run=metadata.UPLOAD_RUN, tag=uid, max_step=0, source=f"upload {filename}")
                  for uid, (filename, _) in uploads]
+        tags += [wire.NodeDataTag(run=metadata.COST_RUN, tag=t, max_step=0, source="built-in") for t in metadata.COST_TAGS]
         return wire.NodeDataListing(tags=tags)
 
     def series(self, ctx, eid: str, run: str, tag: str) -> Series:
@@ -149,8 +150,14 @@ def on_hierarchy(state, args: dict) -> str:
     for g in args["expanded"]:
         if not h.has(g) or not h.is_group(g):
             raise errors.InvalidArgumentError(f"`expanded` names {g!r}: no such group in this graph")
-    names, values = args["names"], args["values"]
-    ids, unmatched = node_values.resolve(h, names, keys)
+    if args.get("cost"):  # a built-in cost colour mode: every op's cost, no names to resolve
+        from tb_graph_plugin.hierarchy.cost import cost_values
+
+        ids, values = cost_values(h, args["cost"])
+        names, unmatched = ids, []
+    else:
+        names, values = args["names"], args["values"]
+        ids, unmatched = node_values.resolve(h, names, keys)
     stats = node_values.aggregate(h, ids, values, args["agg"])
     shown = list(h.children(h.root.name))
     for g in args["expanded"]:
@@ -186,6 +193,8 @@ def on_hierarchy(state, args: dict) -> str:
             if i >= 0:
                 by_node.setdefault(i, []).append(d)
         answer["covering"] = [by_node[i] for i in node_values.covering(h, stats, h.id_of(node))]
+        if args.get("cost"):  # costs are finite sums: the node's value is its history (one step)
+            answer["node_value"] = stats.value(h.id_of(node)) if stats.has(h.id_of(node)) else None
     return json.dumps(answer, separators=(",", ":"), allow_nan=False)
 
 
@@ -200,6 +209,20 @@ def _entry(name: str, v: float) -> wire.NodeDataEntry:
 
 
 # -- back on the request thread -------------------------------------------------------------------
+
+
+def finish_cost(worker_json: str, ref: wire.GraphRef, field: str) -> str:
+    """The ``wire.NodeDataAnswer`` of a built-in cost colour mode: one step (0), its value as history."""
+    part = json.loads(worker_json)
+    history = []
+    if part.get("node_value") is not None:
+        history = [wire.NodeDataPoint(step=0, value=part["node_value"])]
+    answer = wire.NodeDataAnswer(
+        graph=ref, data_run=metadata.COST_RUN, data_tag=field, step=0, steps=[0], agg="sum",
+        values=part["values"], nonfinite=part["nonfinite"], range=part["range"],
+        top=[wire.NodeDataEntry(**e) for e in part["top"]], matched=part["matched"], unmatched=0,
+        unmatched_names=[], history=history, thresholds=[], gradient=[])
+    return wire.to_json(answer)
 
 
 def finish(worker_json: str, ref: wire.GraphRef, series: Series, step: int, agg: str) -> str:

@@ -185,12 +185,17 @@ ROUTES: tuple[Route, ...] = (
     ), {"200": _json(_ref("Job"), "the job's state"),
         **{k: v for k, v in _JSON_ERRORS.items() if k != "413"}, **_500}),
     Route("/node", "Details of one node for the info pane",
-          (*_graph_ref(), Param("name", _STRING, "the node's name", required=True), *_JOB),
+          (*_graph_ref(), Param("name", _STRING, "the node's name", required=True),
+           Param("cost", _ON_OFF, "`on`: add `cost` (parameters, FLOPs, output bytes); default `off`"), *_JOB),
           _graph_answers("NodeDetails", "the node")),
-    Route("/search", "Nodes whose name, label or op type matches a regex (RE2) and whose op type contains `op`", (
+    Route("/search", "Nodes whose name, label or op type matches a regex (RE2) and whose op type contains `op`; "
+                     "or the matches of a pattern of ops", (
         *_graph_ref(), Param("q", {"type": "string", "maxLength": 1000}, "RE2 regex on names, labels and op types"),
         Param("op", _STRING, "op type, contained, ignoring case"),
-        Param("names_only", _ON_OFF, "`on`: match `q` against names alone; default `off`"), *_JOB,
+        Param("names_only", _ON_OFF, "`on`: match `q` against names alone; default `off`"),
+        Param("pattern", {"type": "string", "maxLength": 1000},
+              "a chain of steps `A -> * -> B` (RE2 over op type; `op:`, `label:`, `name:`; `*`/`*N` gaps), "
+              "instead of `q`/`op`"), *_JOB,
     ), _graph_answers("SearchAnswer", "the hits")),
     Route("/diff", "The structural diff of the graph against a base graph",
           (*_graph_ref(), *_graph_ref("base_", "the base graph"), *_JOB), _graph_answers("GraphDiff", "the diff")),
@@ -198,7 +203,8 @@ ROUTES: tuple[Route, ...] = (
           {"200": _json(_ref("NodeDataListing"), "the tags"), **_500}),
     Route("/node_data", "One node-data tag's values at a step for the nodes an expansion state shows", (
         *_graph_ref(),
-        Param("data_run", _STRING, "run of the node data; default the graph's run; `__upload__` for uploads"),
+        Param("data_run", _STRING, "run of the node data; default the graph's run; `__upload__` for uploads; "
+              "`__cost__` for the built-in cost colour modes"),
         Param("data_tag", _STRING, "tag of the node data (for uploads the upload id)", required=True),
         Param("data_step", {"type": "integer"}, "step of the node data; default the latest"),
         Param("agg", {"type": "string", "enum": ["max", "mean", "sum"]},

@@ -153,16 +153,24 @@ class Routes:
     @json_errors
     def node_route(self, request):
         ref = params.graph_ref(request.args)
-        return self._run(request, ref, "node", {"name": params.required(request.args, "name")})
+        args = {"name": params.required(request.args, "name")}
+        if _on_off(request.args, "cost", default="off"):
+            args["cost"] = True  # its own job: the first cost of a graph reads every op (hierarchy.cost)
+        return self._run(request, ref, "node", args)
 
     @wrappers.Request.application
     @json_errors
     def search_route(self, request):
         ref = params.graph_ref(request.args)
+        pattern = request.args.get("pattern") or None
+        if pattern is not None:
+            if request.args.get("q") or request.args.get("op"):
+                raise errors.InvalidArgumentError("search takes `pattern` or `q`/`op`, not both")
+            return self._run(request, ref, "search", {"pattern": pattern})
         args = {"q": request.args.get("q", ""), "op": request.args.get("op") or None,
                 "names_only": _on_off(request.args, "names_only", default="off")}
         if not args["q"] and not args["op"]:
-            raise errors.InvalidArgumentError("search needs `q` (a regex) or `op` (an op type)")
+            raise errors.InvalidArgumentError("search needs `q` (a regex), `op` (an op type) or `pattern` (A -> * -> B)")
         return self._run(request, ref, "search", args)
 
     @wrappers.Request.application
@@ -185,6 +193,8 @@ class Routes:
         ref = params.graph_ref(request.args)
         ctx, eid = _context(request)
         data_run = request.args.get("data_run") or ref.run
+        if data_run == metadata.COST_RUN:
+            return self._cost_data(request, ref, params.required(request.args, "data_tag"))
         series = self._node_data.series(ctx, eid, data_run, params.required(request.args, "data_tag"))
         step = params.optional_int(request.args, "data_step")
         step = series.steps[-1] if step is None and series.steps else step
@@ -205,6 +215,22 @@ class Routes:
             return http_util.Respond(request, wire.to_json(handle.wire()), JSON_MIME, code=202)
         body = node_data.finish(handle.value(), ref, series, step, agg)
         return http_util.Respond(request, body, JSON_MIME)
+
+    def _cost_data(self, request, ref: wire.GraphRef, field: str):
+        """``/node_data`` of a built-in cost colour mode: every op's ``field`` from the graph itself,
+        summed into groups (``agg`` is always ``sum``: a group's value is its cost), one step (0)."""
+        if field not in metadata.COST_TAGS:
+            raise errors.NotFoundError(f"no cost {field!r} (cost colour modes: {', '.join(metadata.COST_TAGS)})")
+        top_k = params.optional_int(request.args, "top_k")
+        top_k = 10 if top_k is None else top_k
+        if not 0 <= top_k <= node_data.TOP_K_MAX:
+            raise errors.InvalidArgumentError(f"query parameter `top_k` must be 0..{node_data.TOP_K_MAX}, got {top_k}")
+        args = {"expanded": sorted(set(params.string_list(request.args, "expanded"))), "agg": "sum", "top_k": top_k,
+                "node": request.args.get("node") or None, "cost": field}
+        handle, wait_s = self._submit_request(request, ref, "node_data", args)
+        if not handle.wait(wait_s):
+            return http_util.Respond(request, wire.to_json(handle.wire()), JSON_MIME, code=202)
+        return http_util.Respond(request, node_data.finish_cost(handle.value(), ref, field), JSON_MIME)
 
     @wrappers.Request.application
     @json_errors

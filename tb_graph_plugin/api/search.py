@@ -37,7 +37,7 @@ from tensorboard import errors
 from tb_graph_plugin import wire
 from tb_graph_plugin.graph.labels import op_label
 
-__all__ = ["MAX_SEARCH_HITS", "MAX_QUERY_CHARS", "SEARCH_BUDGET_S", "compile_query", "search_graph"]
+__all__ = ["MAX_SEARCH_HITS", "MAX_QUERY_CHARS", "SEARCH_BUDGET_S", "compile_query", "search_graph", "search_pattern"]
 
 MAX_SEARCH_HITS = 200
 MAX_QUERY_CHARS = 1000
@@ -160,6 +160,32 @@ def search_graph(state, q: str, op: Optional[str], budget_s: float = SEARCH_BUDG
                     hits.append(wire.SearchHit(name=h.slim.names[i], op=types[i], kind=h.kind(i),
                                                ancestors=_ancestor_names(h, i), label=h.label(i)))
     return wire.SearchAnswer(hits=hits, total=total, complete=True)
+
+
+def search_pattern(state, pattern: str) -> wire.SearchAnswer:
+    """The matches of ``pattern`` (``graph.pattern``: ``A -> * -> B``): one hit per match, its last
+    op; ``matches`` the ops of each (the first ``MAX_SEARCH_HITS``); ``match_groups`` the groups
+    holding any of them; ``total`` every match; ``complete`` always (the matching is exhaustive, in
+    ``O(steps x gap x edges)``). A pattern that cannot be read is ``InvalidArgumentError`` (400)."""
+    from tb_graph_plugin.graph.pattern import PatternError, find_pattern
+
+    h = state.hierarchy
+    try:
+        found = find_pattern(h.slim, pattern, limit=MAX_SEARCH_HITS)
+    except PatternError as e:
+        raise errors.InvalidArgumentError(f"bad pattern {pattern!r}: {e}") from None
+    names = h.slim.names
+    hits, matches, groups = [], [], {}
+    for path in found.matches:
+        last = path[-1]
+        hits.append(wire.SearchHit(name=names[last], op=h.slim.ops[last], kind=h.kind(last),
+                                   ancestors=_ancestor_names(h, last), label=h.label(last)))
+        matches.append([names[i] for i in path])
+        for i in path:
+            for g in h.ancestors(i)[:-1]:
+                groups.setdefault(g, None)
+    return wire.SearchAnswer(hits=hits, total=found.total, complete=True, matches=matches,
+                             match_groups=[h.name_of(g) for g in groups])
 
 
 def _ancestor_names(h, ref) -> list[str]:

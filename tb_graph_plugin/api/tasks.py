@@ -514,15 +514,24 @@ def node_task(state: GraphState, args: dict, progress: Progress) -> str:
     h = state.hierarchy_for_node(args["name"], progress)
     name = _node_name(h, args["name"])
     with _malformed_node_defs("this graph"):
-        return wire.to_json(node_details(h, name))
+        details = node_details(h, name)
+        if args.get("cost"):
+            from tb_graph_plugin.hierarchy.cost import node_cost
+
+            progress("cost", 0.95)
+            details.cost = node_cost(h, name)
+        return wire.to_json(details)
 
 
 def search_task(state: GraphState, args: dict, progress: Progress) -> str:
     """Nodes whose name, label or op type (name alone with ``names_only``) matches the RE2 regex
     ``q`` ignoring case, and whose op type contains ``op`` (ignoring case: ``relu`` finds
-    ``Relu``, ``Relu6`` and ``aten::relu_``); groups too when no ``op``.
+    ``Relu``, ``Relu6`` and ``aten::relu_``); groups too when no ``op``. With ``pattern``: the
+    matches of a chain of steps (``search.search_pattern``), ``q`` and ``op`` unused.
     Linear time, at most ``search.SEARCH_BUDGET_S`` of walking (see ``api/search.py``)."""
     progress("search", 0.9)
+    if args.get("pattern"):  # a chain of steps: graph.pattern
+        return wire.to_json(search.search_pattern(state, args["pattern"]))
     return wire.to_json(search.search_graph(state, args.get("q") or "", args.get("op"),
                                             names_only=bool(args.get("names_only"))))
 
@@ -564,8 +573,9 @@ def node_data_task(state: GraphState, args: dict, progress: Progress) -> str:
     nodes the expansion state ``expanded`` shows, aggregated to groups by ``agg``)."""
     from tb_graph_plugin.api import node_data
 
-    progress("node_data", 0.8)
-    return node_data.on_hierarchy(state, args)
+    progress("cost" if args.get("cost") else "node_data", 0.8)
+    with _malformed_node_defs("this graph"):  # a cost colour mode reads every op's NodeDef
+        return node_data.on_hierarchy(state, args)
 
 
 TASKS: dict[str, Callable[[GraphState, dict, Progress], str]] = {

@@ -221,6 +221,8 @@ class SlimGraph:
         self.functions: dict[str, FunctionInfo] = {}
         self.op_scopes: OpScopes = OpScopes()  # graph.names.index_scopes, after the renames
         self.has_shape_info: bool = False
+        self.cost_memo: Optional[object] = None  # graph.cost.cached_op_costs: every op's cost, when first asked
+        self.pattern_memo: Optional[object] = None  # graph.pattern: the columns pattern matching reads, when first asked
         self.timings: Timings = Timings()  # seconds per pipeline step (graph.PIPELINE)
 
     # ---- sizes -------------------------------------------------------------------------

@@ -9,6 +9,9 @@ op|meta|series, ``cardinality``, ``template``, and ``op`` for ops), ``templates`
 -> group names), ``series`` (``name``, ``kind``, ``members``), ``inferred_groups``,
 ``functions``, ``op_histogram`` and ``timings``.
 
+``cost_summary(h)`` (``tb-graph summary --cost``): ``total`` (the root's ``wire.NodeCost``),
+``top_level`` (each root child's, by name) and ``series`` (each SeriesNode's, by name), plain JSON.
+
 ``tree(h)`` (``tb-graph summary --tree``) nests every group under its parent: ``name``,
 ``label``, ``kind`` (meta|series), ``cardinality``, ``ops`` (op children), ``template``,
 ``inferred`` (``"name"`` from name tokens, ``"dataflow"`` from the children's DAG, or
@@ -26,7 +29,7 @@ from tb_graph_plugin.hierarchy.model import Hierarchy, SeriesNode
 from tb_graph_plugin.hierarchy.stats import histograms
 from tb_graph_plugin.wire import EmbeddingRole
 
-__all__ = ["summarize", "tree"]
+__all__ = ["summarize", "tree", "cost_summary"]
 
 
 def summarize(h: Hierarchy) -> dict[str, Any]:
@@ -82,3 +85,16 @@ def tree(h: Hierarchy) -> dict[str, Any]:
         }
 
     return entry(h.root)
+
+
+def cost_summary(h: Hierarchy) -> dict[str, Any]:
+    """The cost of the whole graph, of each top-level node and of each series (``hierarchy.cost``)."""
+    from tb_graph_plugin.hierarchy.cost import node_cost
+    from tb_graph_plugin.wire import to_plain
+
+    return {
+        "total": to_plain(node_cost(h, h.root.id)),
+        "top_level": {h.name_of(c): to_plain(node_cost(h, c)) for c in h.root.children},
+        "series": {g.name: to_plain(node_cost(h, g.id)) for g in h.walk_groups() if isinstance(g, SeriesNode)},
+    }
+

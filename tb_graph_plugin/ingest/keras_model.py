@@ -6,7 +6,9 @@ docs/references.md), written anew:
 - layers are visited in preorder; a layer becomes node ``<model>/<layer>`` (nested models add
   their name as a scope and get no node of their own);
 - attrs ``keras_class`` (the layer's class name) and ``dtype`` (from ``config.dtype``, or
-  ``config.dtype.config.name`` for a dtype policy);
+  ``config.dtype.config.name`` for a dtype policy); ``_keras_config``: JSON of the config keys
+  ``CONFIG_KEYS`` the layer has and its ``build_config`` shapes (``input_shape``,
+  an attention layer's ``query_shape``...), what the layer's parameter count is made from;
 - inputs come from ``inbound_nodes[*].args`` Keras tensors' ``keras_history[:3]``
   (``[layer, node_index, tensor_index]``); an input naming a nested model is remapped to that
   model's output layer; a Sequential layer's input is the previous layer;
@@ -31,7 +33,9 @@ from tb_graph_plugin.ingest import nesting
 __all__ = ["keras_json_to_graph_def"]
 
 
-def keras_json_to_graph_def(blob: bytes, what: str) -> graph_pb2.GraphDef:
+def keras_json_to_graph_def(blob: bytes, what: str, layer_configs: bool = True) -> graph_pb2.GraphDef:
+    """The conceptual graph of a Keras ``model.to_json()`` (module docstring); ``layer_configs``
+    False: without ``_keras_config`` attrs (the stock-compatible ``/graph``, as the stock plugin writes it)."""
     try:
         raw = bytes(blob)  # decoded as ``json.loads`` decodes bytes
         text = raw.decode(json.detect_encoding(raw), "surrogatepass")
@@ -47,7 +51,7 @@ def keras_json_to_graph_def(blob: bytes, what: str) -> graph_pb2.GraphDef:
     if not isinstance(model, dict) or not isinstance(model.get("config"), dict):
         raise errors.InvalidArgumentError(f"{what} is not a Keras model: no 'config' object")
     try:
-        return _convert(model)
+        return _convert(model, layer_configs)
     except (KeyError, TypeError, AttributeError, IndexError, ValueError) as e:
         raise errors.InvalidArgumentError(
             f"{what}: unsupported Keras model JSON ({type(e).__name__}: {e})"
@@ -108,7 +112,7 @@ def _dtype_enum(dtype_or_policy: Any):
         return None
 
 
-def _convert(model: dict) -> graph_pb2.GraphDef:
+def _convert(model: dict, layer_configs: bool = True) -> graph_pb2.GraphDef:
     graph = graph_pb2.GraphDef()
     input_feeds: dict[str, str] = {}  # nested model input layer -> the node feeding the model
     model_outputs: dict[str, list[str]] = {}  # nested model name -> its output layer nodes
@@ -123,6 +127,9 @@ def _convert(model: dict) -> graph_pb2.GraphDef:
         node.name = _scoped(scope, config["name"])
         if layer.get("class_name") is not None:
             node.attr["keras_class"].s = layer["class_name"].encode("ascii")
+        kept = _kept_config(layer) if layer_configs else None
+        if kept:
+            node.attr["_keras_config"].s = json.dumps(kept, separators=(",", ":")).encode()
         dtype = _dtype_enum(config.get("dtype"))
         if dtype is not None:
             node.attr["dtype"].type = dtype
@@ -136,6 +143,25 @@ def _convert(model: dict) -> graph_pb2.GraphDef:
             node.input.append(input_feeds[node.name])
         previous = node.name
     return graph
+
+
+#: The config keys kept in ``_keras_config`` (what ``graph.cost_keras`` counts parameters from).
+CONFIG_KEYS = ("units", "filters", "kernel_size", "groups", "use_bias", "depth_multiplier", "center", "scale",
+               "axis", "input_dim", "output_dim", "num_heads", "key_dim", "value_dim", "output_shape",
+               "data_format", "use_gamma", "use_beta")
+_BUILD_SHAPES = ("input_shape", "query_shape", "value_shape", "key_shape")
+
+
+def _kept_config(layer: dict) -> dict:
+    """The config keys a layer's parameter count is made from, and its build shapes."""
+    config = layer["config"]
+    kept = {k: config[k] for k in CONFIG_KEYS if k in config and isinstance(config[k], (int, float, str, list, bool))}
+    build = layer.get("build_config")
+    if isinstance(build, dict):
+        for shapes in (build, build.get("shapes_dict")):  # an attention layer's are in ``shapes_dict``
+            if isinstance(shapes, dict):
+                kept.update({k: shapes[k] for k in _BUILD_SHAPES if isinstance(shapes.get(k), list)})
+    return kept
 
 
 def _register_model(scope, layer, input_feeds, model_outputs, previous):

@@ -123,7 +123,8 @@ class GraphStore:
         """The GraphDef that ``ref`` names (for ``profile``: the graph the stats belong to).
 
         ``stock_quirks``: merge trace function graphs exactly as the stock plugin does (see
-        ``run_metadata``), for the stock-compatible ``/graph``.
+        ``run_metadata``), and convert a Keras model as it does (no ``_keras_config``), for the
+        stock-compatible ``/graph``.
         """
         if ref.run == metadata.UPLOAD_RUN:
             return self._upload(ref.tag)
@@ -183,7 +184,9 @@ class GraphStore:
             self._provider, ctx, eid, names, ref.run, tag, ref.step
         )
         if ref.kind == wire.GraphKind.CONCEPTUAL:
-            return keras_model.keras_json_to_graph_def(read((metadata.KERAS_MODEL,)), what)
+            # the stock /graph writes no layer configs; the graph we build keeps them (parameter counts)
+            return keras_model.keras_json_to_graph_def(read((metadata.KERAS_MODEL,)), what,
+                                                       layer_configs=not stock_quirks)
         if ref.kind == wire.GraphKind.OP:
             if ref.tag == metadata.RUN_GRAPH_TAG:
                 return parse.parse_graph_def(read((metadata.RUN_GRAPH,)), what)

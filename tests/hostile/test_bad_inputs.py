@@ -426,7 +426,7 @@ def test_bad_search_regex_is_400(app):
 
 def test_search_without_query_is_400(app):
     message = json_error(app.get(OURS + "/search", run="xss"), 400)
-    assert message == "Invalid argument: search needs `q` (a regex) or `op` (an op type)"
+    assert message == "Invalid argument: search needs `q` (a regex), `op` (an op type) or `pattern` (A -> * -> B)"
 
 
 def test_bad_infer_scopes_is_400(app):

@@ -160,10 +160,20 @@ export async function fetchSceneDelta(
   return getWithJob<SceneDelta>(`scene_delta?${p}`, onProgress, isCurrent);
 }
 
-export async function fetchNode(ref: GraphRef, name: string, view: ViewOptions = DEFAULT_VIEW): Promise<NodeDetails> {
+export async function fetchNode(ref: GraphRef, name: string, view: ViewOptions = DEFAULT_VIEW,
+  cost = false): Promise<NodeDetails> {
   const p = refParams(ref, view);
   p.set("name", name);
+  if (cost) p.set("cost", "on"); // its own job: details first, the cost after
   return getWithJob<NodeDetails>(`node?${p}`, () => undefined, () => true);
+}
+
+/** GET search with `pattern`: where a chain of ops `A -> * -> B` occurs (hits: each match's last op;
+ * `matches`: the ops of each; `match_groups`: the groups holding them). */
+export async function fetchPattern(ref: GraphRef, pattern: string, view: ViewOptions = DEFAULT_VIEW): Promise<SearchAnswer> {
+  const p = refParams(ref, view);
+  p.set("pattern", pattern);
+  return getWithJob<SearchAnswer>(`search?${p}`, () => undefined, () => true);
 }
 
 /** GET search: `q` a regex over names, labels and op types (names alone with `namesOnly`),

@@ -125,6 +125,16 @@ export interface NodeIo {
   size?: number; // groups: summed tensor size
 }
 
+/** What an op or a group costs (/node with cost=1): a shared parameter counted once, in its first reader's group. */
+export interface NodeCost {
+  params: number;
+  param_bytes: number;
+  flops: number; // a multiply-add is 2
+  output_bytes: number;
+  unknown_ops: number; // ops whose cost the graph does not say (adding 0 to the sums)
+  unknown_op_types: Record<string, number>;
+}
+
 export interface NodeDetails {
   name: string;
   kind: NodeKind;
@@ -138,6 +148,7 @@ export interface NodeDetails {
   template: string | null;
   stats: Record<string, unknown> | null;
   inferred: Inferred;
+  cost?: NodeCost;
   version: number;
 }
 
@@ -153,6 +164,8 @@ export interface SearchAnswer {
   hits: SearchHit[];
   total: number; // every match seen (all of them when complete)
   complete: boolean; // false: the search stopped at its time budget before the last name
+  matches?: string[][]; // pattern search: the ops of each match, in path order; hits[k] is the last of matches[k]
+  match_groups?: string[]; // and the groups holding their ops: a closed one is marked
   version: number;
 }
 

@@ -84,7 +84,8 @@ export class ColorTrace {
       || (this.colorMode === "node_data" && nodeData.colorer(nodes, renderer.dark))
       || new Colorer(this.colorMode, nodes, renderer.dark);
     this.host.data.colorMode = this.colorMode;
-    renderLegend(this.host.legend, renderer.colorer, main.model, renderer.palette);
+    renderLegend(this.host.legend, renderer.colorer, main.model, renderer.palette, this.host.data,
+      !!main.st.matched?.size);
     main.minimapDirty();
     this.host.colorsChanged();
     main.redraw();

@@ -10,6 +10,7 @@
 import type { SceneEdge, SceneNode } from "../api/types";
 import type { Colorer, Palette } from "../render/colors";
 import type { SceneModel } from "../render/model";
+import { MATCH_STROKE } from "../render/paint";
 
 const EMBEDDED = "GX Export";
 const FONT = `'${EMBEDDED}', Roboto, 'Helvetica Neue', Arial, sans-serif`;
@@ -41,6 +42,7 @@ export interface ViewState {
   selected: string | null;
   traced: Set<string> | null;
   hidden: Set<string>;
+  matched?: Set<string> | null; // a pattern search's matches (render/paint.ts: isMatched)
 }
 
 function esc(s: string): string {
@@ -59,6 +61,7 @@ function fillOf(n: SceneNode, colorer: Colorer | null, pal: Palette): string {
 
 function strokeOf(n: SceneNode, st: ViewState, pal: Palette): [string, number] {
   if (st.selected === n.name) return [pal.selected, 2.5];
+  if (st.matched?.has(n.name) && !(isGroup(n) && n.expanded)) return [MATCH_STROKE, 2.5];
   if (st.traced?.has(n.name)) return [pal.traced, 2];
   return [isGroup(n) ? pal.metaStroke : pal.opStroke, 0.8];
 }

@@ -1,6 +1,7 @@
 // The legend over the canvas: the colour mode's entries, plus the edge styles that need
 // explaining in this scene (reversed edges of cycles). Text only.
 import type { Colorer, Palette } from "../render/colors";
+import { MATCH_STROKE } from "../render/paint";
 import type { SceneModel } from "../render/model";
 import { clear, el } from "../ui/dom";
 import type { Corner } from "./navigation";
@@ -15,7 +16,7 @@ export function legendCorner(box: HTMLElement): Corner {
 
 /** Fills `box`; the counts go to `data` (the page's body for the main view's legend). */
 export function renderLegend(box: HTMLElement, colorer: Colorer, model: SceneModel | null, pal: Palette,
-                             data: DOMStringMap = document.body.dataset): void {
+                             data: DOMStringMap = document.body.dataset, matched = false): void {
   const entries = colorer.legend();
   clear(box);
   for (const e of entries) {
@@ -36,6 +37,14 @@ export function renderLegend(box: HTMLElement, colorer: Colorer, model: SceneMod
     box.appendChild(el("div", { "data-legend-node": "inferred" }, sw,
       el("span", { text: "dashed box: inferred group",
                    title: "a group not in the graph's own scopes: inferred from names, dataflow or calls, or library functions gathered" })));
+    edgeEntries++;
+  }
+  if (matched) {
+    const sw = el("span", { className: "gx-swatch" });
+    sw.style.background = "transparent";
+    sw.style.border = `2px solid ${MATCH_STROKE}`;
+    box.appendChild(el("div", { "data-legend-node": "matched" }, sw,
+      el("span", { text: "outlined: a pattern match (or a closed group holding one)" })));
     edgeEntries++;
   }
   box.classList.toggle("gx-on", entries.length + edgeEntries > 0);

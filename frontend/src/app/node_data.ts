@@ -8,6 +8,7 @@ import type { GraphRef, NodeDataAgg, NodeDataAnswer, NodeDataTag, SceneNode } fr
 import type { Colorer } from "../render/colors";
 import { fmtValue, NAN_COLOR, NodeDataColorer, type NodeDataScale, type NodeDataSettings } from "../render/node_data_colors";
 import { clear, el, option } from "../ui/dom";
+import { COST_RUN, costLabel, fmtCost } from "./cost";
 
 export interface NodeDataHost {
   ref(): GraphRef | null;
@@ -118,7 +119,8 @@ export class NodeDataPanel {
     // the graph's own run first, then the others
     const sorted = [...this.tags].sort((a, b) => Number(b.run === ref?.run) - Number(a.run === ref?.run));
     for (const t of sorted) {
-      const label = t.source.startsWith("upload ") ? `Node data: ${t.source.slice(7)}` : t.run === ref?.run ? `Node data: ${t.tag}` : `Node data: ${t.run}/${t.tag}`;
+      const label = t.run === COST_RUN ? costLabel(t.tag) : t.source.startsWith("upload ") ? `Node data: ${t.source.slice(7)}`
+        : t.run === ref?.run ? `Node data: ${t.tag}` : `Node data: ${t.run}/${t.tag}`;
       this.colorSelect.appendChild(option(PREFIX + JSON.stringify([t.run, t.tag]), label));
     }
     if (this.current) this.colorSelect.value = PREFIX + JSON.stringify([this.current.run, this.current.tag]);
@@ -140,6 +142,11 @@ export class NodeDataPanel {
     this.step = step; // a link's step, else the latest
     this.answer = null;
     this.controls.hidden = false;
+    const cost = run === COST_RUN; // a built-in cost: one step, groups summed
+    if (cost) this.aggSel.value = "sum";
+    this.aggSel.disabled = cost;
+    (this.slider.parentElement as HTMLElement).style.display = cost ? "none" : "";
+    this.unmatchedBox.style.display = cost ? "none" : ""; // every op of the graph: nothing to match
     const s = this.settingsOf();
     this.scaleSel.value = s.scale;
     this.thresholdsIn.value = s.thresholds.join(", ");
@@ -179,13 +186,19 @@ export class NodeDataPanel {
   private label(): string {
     const cur = this.current;
     const t = cur && this.tags.find((x) => x.run === cur.run && x.tag === cur.tag);
+    if (cur?.run === COST_RUN) return costLabel(cur.tag);
     return t ? (t.source.startsWith("upload ") ? t.source.slice(7) : t.tag) : cur?.tag ?? "";
   }
 
   private settingsOf(): NodeDataSettings {
     const key = this.current ? JSON.stringify([this.current.run, this.current.tag]) : "";
     let s = this.settings.get(key);
-    if (!s) this.settings.set(key, (s = { scale: "sequential", thresholds: [] }));
+    if (!s) {
+      const cur = this.current;
+      s = { scale: "sequential", thresholds: [] };
+      if (cur?.run === COST_RUN) Object.assign(s, { log: true, fmt: (v: number) => fmtCost(cur.tag, v) });
+      this.settings.set(key, s);
+    }
     return s;
   }
 
@@ -232,7 +245,7 @@ export class NodeDataPanel {
     for (const t of a.top) {
       const link = el("button", { className: "gx-link", text: t.name, title: t.name, "data-jump": t.name });
       link.addEventListener("click", () => this.host.jump(t.name));
-      const val = el("span", { className: "gx-muted", text: ` ${fmtValue(t.value, t.nonfinite)}` });
+      const val = el("span", { className: "gx-muted", text: ` ${this.fmt(t.value, t.nonfinite)}` });
       if (t.nonfinite === "nan") val.style.color = NAN_COLOR;
       ul.appendChild(el("li", {}, link, val));
     }
@@ -273,10 +286,16 @@ export class NodeDataPanel {
     const here = a.history.find((p) => p.step === a.step);
     const sec = el("section", { "data-nd-info": name });
     sec.appendChild(el("h3", { text: `${this.label()} (${a.agg})` }));
-    sec.appendChild(el("div", { "data-nd-value": here ? fmtValue(here.value, here.nonfinite) : "", text: here
-      ? `step ${a.step}: ${fmtValue(here.value, here.nonfinite)}` : `no value at step ${a.step}` }));
-    if (a.history.length) sec.appendChild(sparkline(a, name));
+    sec.appendChild(el("div", { "data-nd-value": here ? this.fmt(here.value, here.nonfinite) : "", text: here
+      ? `${a.data_run === COST_RUN ? "" : `step ${a.step}: `}${this.fmt(here.value, here.nonfinite)}` : `no value at step ${a.step}` }));
+    if (a.history.length > 1 || (a.history.length && a.data_run !== COST_RUN)) sec.appendChild(sparkline(a, name));
     box.appendChild(sec);
+  }
+
+  /** A value as the current tag writes it (a cost in its unit). */
+  private fmt(v: number | null, nonfinite?: string): string {
+    const f = this.settingsOf().fmt;
+    return f && v !== null ? f(v) : fmtValue(v, nonfinite);
   }
 
   private async uploadFile(): Promise<void> {

@@ -6,6 +6,7 @@ import { clear } from "../ui/dom";
 import type { InfoActions } from "../ui/info_pane";
 import { GHOST_PREFIX, type Compare } from "./compare";
 import type { GraphView } from "./graph_view";
+import { appendCost } from "./cost";
 import { showInfo } from "./info";
 import type { NodeDataPanel } from "./node_data";
 
@@ -77,6 +78,7 @@ export class NodeSelection {
       .then(() => {
         if (this.infoPending === name) this.infoPending = null; // a later click asks again
       })
+      .then(() => appendCost(box, ref, main.view, name, still))
       .then(() => compare.appendInfo(box, name, still))
       .then(() => nodeData.appendInfo(box, name, still));
   }

@@ -10,7 +10,7 @@ import { FONT } from "./label_fit";
 import type { Rect, SceneModel } from "./model";
 import { drawExpanded, drawNode } from "./node_draw";
 import { drawOpLabel, MIN_LABEL_PX, OP_LABEL_PX } from "./op_labels";
-import { nodeFill, type Paint } from "./paint";
+import { isMatched, MATCH_STROKE, nodeFill, type Paint } from "./paint";
 import type { DrawState, DrawStats } from "./renderer";
 
 /**
@@ -53,7 +53,7 @@ export function drawItems(p: Paint, model: SceneModel, nodeIds: Uint32Array, vie
       if (labels && n.kind === "op" && OP_LABEL_PX * k >= MIN_LABEL_PX) opLabels.push(n);
       continue;
     }
-    if (st.selected === n.name || st.traced?.has(n.name)) special.push(n);
+    if (st.selected === n.name || st.traced?.has(n.name) || isMatched(n, st)) special.push(n);
     if (labels && n.kind === "op" && OP_LABEL_PX * k >= MIN_LABEL_PX) opLabels.push(n);
     const fill = screen < 3 && n.kind === "op" && !(p.colorer && p.colorer.mode !== "none") ? p.palette.opStroke : nodeFill(p, n);
     let path = small.get(fill);
@@ -83,7 +83,7 @@ export function drawItems(p: Paint, model: SceneModel, nodeIds: Uint32Array, vie
   }
   for (const n of opLabels) stats.labels += drawOpLabel(p, n, k, n.parent ? model.node(n.parent) : undefined);
   for (const n of special) {
-    ctx.strokeStyle = st.selected === n.name ? p.palette.selected : p.palette.traced;
+    ctx.strokeStyle = st.selected === n.name ? p.palette.selected : isMatched(n, st) ? MATCH_STROKE : p.palette.traced;
     ctx.lineWidth = 2 / k;
     ctx.strokeRect(n.x - n.width / 2 - 1 / k, n.y - n.height / 2 - 1 / k, n.width + 2 / k, n.height + 2 / k);
   }

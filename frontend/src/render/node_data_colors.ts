@@ -11,6 +11,10 @@ export interface NodeDataSettings {
   scale: NodeDataScale;
   /** upper bounds for "thresholds", ascending; empty: the data's own thresholds */
   thresholds: number[];
+  /** the sequential scale on log(1 + value) (costs span orders of magnitude) */
+  log?: boolean;
+  /** how values are written in the legend (default fmtValue) */
+  fmt?: (v: number) => string;
 }
 
 export const NAN_COLOR = "#d500f9";
@@ -26,6 +30,8 @@ function ramp(stops: [number, number, number][], t: number): string {
   const c = stops[i].map((a, k) => Math.round(a + (stops[i + 1][k] - a) * f));
   return `rgb(${c[0]},${c[1]},${c[2]})`;
 }
+
+const fmtNumber = (v: number) => fmtValue(v);
 
 export function fmtValue(v: number | null, nonfinite?: string): string {
   if (v === null) return nonfinite === "nan" ? "NaN" : nonfinite === "-inf" ? "-∞" : nonfinite === "inf" ? "∞" : "—";
@@ -78,7 +84,8 @@ export class NodeDataColorer extends Colorer {
     const gradient = this.answer.gradient;
     // one value everywhere (a NaN count of 0 at every module) carries no contrast: the pale end for
     // 0 and below, the dark end above
-    const t = this.hi > this.lo ? (v - this.lo) / (this.hi - this.lo) : v > 0 ? 1 : 0;
+    const f = this.settings.log ? (x: number) => Math.log1p(Math.max(0, x)) : (x: number) => x;
+    const t = this.hi > this.lo ? (f(v) - f(this.lo)) / (f(this.hi) - f(this.lo)) : v > 0 ? 1 : 0;
     if (gradient.length >= 2) return gradientColor(gradient.map((g) => [g.at, g.color] as [number, string]), t);
     return ramp(SEQ, t);
   }
@@ -91,7 +98,8 @@ export class NodeDataColorer extends Colorer {
   override legend(): LegendEntry[] {
     const a = this.answer;
     const out: LegendEntry[] = [];
-    const title = `${this.label} (${a.agg}) · step ${a.step}`;
+    const fmtValue = this.settings.fmt ?? fmtNumber;
+    const title = this.settings.fmt ? `${this.label}${this.settings.log ? " (log scale)" : ""}` : `${this.label} (${a.agg}) · step ${a.step}`;
     if (this.settings.scale === "thresholds" && this.bounds.length) {
       out.push({ color: "transparent", label: title });
       this.bounds.forEach((b, i) => out.push({ color: this.boundColors[i], label: `≤ ${fmtValue(b)}` }));

@@ -23,9 +23,18 @@ export function nodeFill(p: Paint, n: SceneNode): string {
   return n.kind === "meta" || n.kind === "series" ? p.palette.metaFill : p.palette.opFill;
 }
 
-/** A node's outline colour and width (CSS px): the selection's, the trace's, the hover's, else `base`. */
+/** The outline of a pattern search's matched ops and of the closed groups holding one. */
+export const MATCH_STROKE = "#d81b60";
+
+/** Whether `n` is outlined as a pattern match: a matched op, or a closed group holding one. */
+export function isMatched(n: SceneNode, st: DrawState): boolean {
+  return !!st.matched?.has(n.name) && !((n.kind === "meta" || n.kind === "series") && n.expanded);
+}
+
+/** A node's outline colour and width (CSS px): the selection's, a pattern match's, the trace's, the hover's, else `base`. */
 export function strokeFor(p: Pick<Paint, "palette">, n: SceneNode, st: DrawState, base: string): [string, number] {
   if (st.selected === n.name) return [p.palette.selected, 2.5];
+  if (isMatched(n, st)) return [MATCH_STROKE, 2.5];
   if (st.traced?.has(n.name)) return [p.palette.traced, 2];
   if (st.hover === n.name) return [p.palette.selected, 1.2];
   return [base, 0.8];

@@ -32,6 +32,7 @@ export interface DrawState {
   tracedEdges: Set<number> | null;
   hidden: Set<string>; // removed from the main graph
   hover: string | null;
+  matched?: Set<string> | null; // a pattern search's matches: their ops and the groups holding one (outlined when closed)
 }
 
 /** A node box of the last full drawing, canvas CSS px (test hooks). */

@@ -34,6 +34,8 @@ export class Toolbar {
   readonly query = el("input", { type: "search", placeholder: "search name, label, op (regex)", "data-search": "q", size: 20,
     title: "Regex over names, labels and op types, ignoring case ((?-i) for case). Enter: next hit, Shift+Enter: previous" });
   readonly namesOnly = el("input", { type: "checkbox", "data-toggle": "names-only", title: "Match the regex against node names only" });
+  readonly pattern = el("input", { type: "checkbox", "data-toggle": "pattern",
+    title: "Search a pattern of ops: steps joined by ->, each an RE2 over the op type (op:, label:, name: prefixes), * a gap of 0..3 ops, *N of 0..N" });
   readonly searchCount = el("span", { className: "gx-muted gx-count", "data-search-count": "", "aria-live": "polite" });
   readonly opQuery = el("input", { type: "search", placeholder: "op type", "data-search": "op", size: 8 });
   readonly searchBtn = el("button", { text: "Search", "data-action": "search" });
@@ -61,6 +63,7 @@ export class Toolbar {
       this.query,
       this.searchCount,
       el("label", { className: "gx-check", title: "Match the regex against node names only" }, this.namesOnly, "names only"),
+      el("label", { className: "gx-check", title: this.pattern.title }, this.pattern, "pattern"),
       this.opQuery,
       this.searchBtn,
     );
