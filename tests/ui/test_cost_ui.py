@@ -34,12 +34,21 @@ def ds(frame, key: str) -> str:
     return frame.evaluate(f"document.body.dataset[{json.dumps(key)}] ?? ''")
 
 
+
+def close_blocks(frame) -> None:
+    """Only the model open: the first view also opens BERT's encoder and its layers (issue 40); these
+    checks read a closed encoder."""
+    frame.evaluate("window.graphExplorer.setExpanded(['BertModel'])")
+    frame.wait_for_function("document.body.dataset.expanded === JSON.stringify(['BertModel']) "
+                            "&& document.body.dataset.status === 'ready'", timeout=60000)
+
 def test_colour_by_flops_and_the_cost_in_the_info_pane(page, tensorboard_url, bert_logdir, cost_models):
     truth = json.loads((cost_models / "truth.json").read_text())["bert"]
     page.set_viewport_size({"width": 1400, "height": 900})
     page.goto(f"{tensorboard_url(bert_logdir)}/#graph_explorer")
     frame = app_frame(page)
     assert wait_settled(frame) == "ready", ds(frame, "error")
+    close_blocks(frame)
     frame.wait_for_function("[...document.querySelectorAll('[data-picker=color] option')]"
                             ".some(o => o.textContent === 'Cost: FLOPs')", timeout=30000)
     labels = frame.eval_on_selector_all("[data-picker=color] option", "os => os.map(o => o.textContent)")
