@@ -38,9 +38,9 @@ BACKWARD = "backward"
 OPTIMIZER = "optimizer"
 LOSS = "loss"  # the differentiated function's ops outside any module (jvp() frames only)
 # Name-stack transformation frames (jax: ad.jvp "jvp", ad.transpose "transpose", batching "vmap",
-# the jit of a traced function "jit" / "pjit" in lowered locations, checkpoint "remat" / "checkpoint").
+# checkpoint "remat" / "checkpoint"). A nested ``jit(<fn>)`` is a sub-program (a group), not one.
 TRANSFORMS = frozenset({"jvp", "transpose", "vmap", "pmap", "xmap", "remat", "checkpoint",
-                        "jit", "pjit", "linearize", "vjp", "shard_map", "custom_jvp_call"})
+                        "linearize", "vjp", "shard_map"})
 _WRAPPED = re.compile(r"^([A-Za-z_][\w]*)\((.*)\)$", re.S)
 
 

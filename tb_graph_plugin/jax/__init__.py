@@ -13,6 +13,8 @@ tb-graph-plugin[jax]``), imported only by this package. The pipeline, in order:
 4. ``summary.event_writer.write_graph``: the GraphDef as the run graph at ``step`` (a
    ``graph_def`` event), so the stock Graphs tab shows it too.
 
+``stablehlo_text`` lowers the same way for a ``.mlir`` file (``ingest/stablehlo.py`` reads it).
+
 Example::
 
     import jax, jax.numpy as jnp
@@ -26,11 +28,11 @@ from __future__ import annotations
 from typing import Any
 
 from tb_graph_plugin.ingest.jax_program import program_to_graph_def
-from tb_graph_plugin.jax.capture import CaptureError, trace
+from tb_graph_plugin.jax.capture import CaptureError, record_module_calls, trace
 from tb_graph_plugin.jax.jaxpr import read_jaxpr
 from tb_graph_plugin.summary.event_writer import write_graph
 
-__all__ = ["add_graph", "graph_def", "CaptureError"]
+__all__ = ["add_graph", "graph_def", "stablehlo_text", "CaptureError"]
 
 
 def graph_def(fn, *args, **kwargs):
@@ -49,3 +51,26 @@ def add_graph(log: Any, fn, *args, step: int = 0, **kwargs):
     graph = graph_def(fn, *args, **kwargs)
     write_graph(log, graph, step)
     return graph
+
+
+def stablehlo_text(fn, *args, **kwargs) -> str:
+    """``jax.jit(fn).lower(*args, **kwargs).as_text(debug_info=True)`` with Flax NNX module calls
+    named as ``add_graph`` names them (``Model/blocks/Block[0]``), for a ``.mlir`` file the server
+    opens (Upload, ``tb-graph summary``) without jax. An NNX module given as ``fn`` is lowered with
+    its ``nnx.Param`` state as an argument named ``params`` (so its parameters are named
+    ``params/<path>``) and the rest of its state as ``state``.
+    """
+    import jax
+
+    from tb_graph_plugin.jax.capture import _nnx
+
+    nnx = _nnx()
+    if nnx is not None and isinstance(fn, nnx.Module):
+        graphdef, params, state = nnx.split(fn, nnx.Param, ...)
+
+        def call(params, state, *a, **k):
+            return nnx.merge(graphdef, params, state)(*a, **k)
+
+        fn, args = call, (params, state) + tuple(args)
+    with record_module_calls():
+        return jax.jit(fn).lower(*args, **kwargs).as_text(debug_info=True)

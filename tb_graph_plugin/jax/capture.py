@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import inspect
+import os
 import threading
 
 import jax
@@ -106,6 +107,20 @@ def _input_path(arg: str, rest: tuple, nnx_param: bool) -> tuple[tuple, str]:
 
 
 _ACTIVE = threading.local()
+
+
+def _exclude_this_package() -> None:
+    """Frames of this package are not the user's: the source line of an op (a jaxpr's user frame,
+    a lowered location) is the model's line, not the ``__call__`` wrapper's."""
+    try:
+        from jax._src import source_info_util  # not public API: without it, lines name the wrapper
+
+        source_info_util.register_exclusion(os.path.dirname(os.path.abspath(__file__)))
+    except (ImportError, AttributeError):
+        pass
+
+
+_exclude_this_package()
 
 
 @dataclasses.dataclass

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import optax
 from flax import nnx
 
-from tb_graph_plugin.jax import add_graph
+from tb_graph_plugin.jax import add_graph, stablehlo_text
 from tests.flax_jax import models
 
 RUNS = ("linen", "linen_scan", "nnx", "nnx_scan", "linen_step", "nnx_step", "shapes")
@@ -81,9 +81,7 @@ def main(root: Path) -> None:
     record("linen_step", step, params, tx.init(params), tokens)
     (root / "mlir" / "linen_step.mlir").write_text(
         step.lower(params, tx.init(params), tokens).as_text(debug_info=True))
-    graphdef, state = nnx.split(nnx_model)
-    (root / "mlir" / "nnx.mlir").write_text(
-        jax.jit(lambda s, t: nnx.merge(graphdef, s)(t)).lower(state, tokens).as_text(debug_info=True))
+    (root / "mlir" / "nnx.mlir").write_text(stablehlo_text(nnx_model, tokens))
     step_model = models.NTransformer(2, nnx.Rngs(1))
     optimizer = nnx.Optimizer(step_model, optax.adam(1e-3), wrt=nnx.Param)
     record("nnx_step", models.nnx_train_step(), step_model, optimizer, tokens)

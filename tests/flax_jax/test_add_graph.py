@@ -121,6 +121,8 @@ def test_nnx_modules_are_named_as_pytorch_modules(logs, facts):
         group(h, f"{scope}/MultiHeadAttention[attn]/LinearGeneral[query]")
         group(h, f"{scope}/LayerNorm[ln2]")
     group(h, "NTransformer/Embed[embed]")
+    dots = [n for n in under(g, "NTransformer/blocks/NBlock[1]") if n.op == "jax::dot_general"]
+    assert {n.attr["_source_line"].s.decode() for n in dots} >= {"x = x + self.attn(self.ln1(x))"}  # not the wrapper's
     query = next(n for n in g.node if n.name == "params/blocks/1/attn/query/kernel")
     assert query.op == "jax::parameter" and query.attr["_parameter"].s == b"params/blocks/1/attn/query/kernel"
     slim = h.slim
@@ -234,7 +236,75 @@ except CaptureError as e:
 
 def test_ingest_needs_no_jax():
     script = ("import sys; sys.modules['jax'] = None; sys.modules['flax'] = None\n"
-              "import tb_graph_plugin.ingest.jax_program, tb_graph_plugin.ingest.jax_scopes\n"
+              "import tb_graph_plugin.ingest.jax_program, tb_graph_plugin.ingest.jax_scopes, tb_graph_plugin.ingest.stablehlo\n"
               "print('ok')")
     out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+# ---------------------------------------------------------------- StableHLO text (.mlir)
+
+def _module_scopes(g, depth: int = 4) -> set:
+    out = set()
+    for n in g.node:
+        parts = n.name.split("/")[:-1]
+        if parts[:1] in (["input"], ["output"]):
+            continue
+        out.update("/".join(parts[:k]) for k in range(1, min(depth, len(parts)) + 1))
+    return out
+
+
+@pytest.mark.parametrize("run", ["linen_step", "nnx"])
+def test_mlir_of_the_same_model_has_the_same_scopes(logs, run):
+    from tb_graph_plugin.ingest.stablehlo import stablehlo_to_graph_def
+
+    traced, _ = graph(logs, run)
+    lowered = stablehlo_to_graph_def((logs / "mlir" / f"{run}.mlir").read_bytes(), run)
+    assert _module_scopes(lowered) == _module_scopes(traced)
+    params = {n.name for n in traced.node if n.op == "jax::parameter"}
+    assert params and params == {n.name for n in lowered.node if n.op == "jax::parameter"}
+    dots = [n for n in lowered.node if n.op == "stablehlo::dot_general"]
+    assert len(dots) == len([n for n in traced.node if n.op == "jax::dot_general"])
+    assert all(n.attr["_output_shapes"].list.shape and "contracting_dims" in n.attr["attributes"].s.decode()
+               for n in dots)
+    assert all(n.attr["_source"].s.decode().split("/")[-1].startswith("models.py:") for n in dots)
+
+
+def test_mlir_scan_is_its_while_loop(logs):
+    """JAX lowers ``scan`` to ``while``: the same module scopes, under ``while/body``."""
+    from tb_graph_plugin.ingest.stablehlo import stablehlo_to_graph_def
+
+    lowered = stablehlo_to_graph_def((logs / "mlir" / "linen_scan.mlir").read_bytes(), "linen_scan")
+    traced, _ = graph(logs, "linen_scan")
+    renamed = {s.replace("scan ×4/remat", "while/body/checkpoint") for s in _module_scopes(traced, 20)}
+    assert {s for s in renamed if "layers/Block_0" in s} == {s for s in _module_scopes(lowered, 20) if "layers/Block_0" in s}
+    h = build_hierarchy(build_slim_graph(lowered))
+    check_invariants(h)
+    assert group(h, "ScanTransformer/while/body").cardinality > 50
+
+
+def test_mlir_upload_and_cli_need_no_jax(logs):
+    blob = (logs / "mlir" / "linen_step.mlir").read_bytes()
+    app = TbApp(logs)
+    try:
+        answer = json.loads(app.post(OURS + "/upload", blob, filename="step.mlir").get_data())
+        assert answer["source"] == "StableHLO text (.mlir)" and answer["ops"] > 1000
+        ref = answer["graph"]
+        scene = app.json(OURS + "/scene", run=ref["run"], tag=ref["tag"], kind="op", wait="60",
+                         expanded=json.dumps(["backward", "backward/Transformer"]))
+        shown = {n["name"] for n in scene["nodes"]}
+        assert {"Transformer", "backward/Transformer/block_0", "optimizer"} <= shown, sorted(shown)[:40]
+        bad = app.post(OURS + "/upload", b"module @jit_f {\n  func.func public @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n"
+                       b"    %0 = stablehlo.add %arg0, %9 : tensor<2xf32>\n    return %0 : tensor<2xf32>\n  }\n}\n",
+                       filename="bad.mlir")
+        assert bad.status_code == 400 and "reads %9, which no op defines" in bad.get_data(as_text=True)
+    finally:
+        app.ours.pool.close()
+    script = ("import sys, runpy; sys.modules['jax'] = None; sys.modules['flax'] = None\n"
+              f"sys.argv = ['tb-graph', 'summary', {str(logs / 'mlir' / 'nnx.mlir')!r}]\n"
+              "runpy.run_module('tb_graph_plugin.cli', run_name='__main__')")
+    out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    summary = json.loads(out.stdout)
+    assert [t["name"] for t in summary["top_level"] if t["kind"] == "meta"][:1] == ["NTransformer"] or \
+        "NTransformer" in {t["name"] for t in summary["top_level"]}
