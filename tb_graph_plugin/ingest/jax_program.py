@@ -23,7 +23,7 @@ Naming (``ingest/jax_scopes.py``), as for PyTorch graphs (``ingest/exported_prog
 Attrs: ``_output_shapes`` (one per output, -1 for an unknown size), ``T`` (ops) / ``dtype``
 (inputs), the primitive's scalar params by name (``dimension_numbers``, ``length``), ``_source``
 (``file:line in function`` of the user frame) and ``_source_line``, ``_parameter`` (an input's
-pytree path).
+pytree path), ``_module`` on a parameter (the scope of the forward ops that read it).
 
 Pre: a ``JaxProgram`` whose op inputs are program inputs or earlier ops' outputs (others are
 dropped: literals). Post: a GraphDef whose inputs all name nodes in it.
@@ -32,6 +32,7 @@ dropped: literals). Post: a GraphDef whose inputs all name nodes in it.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Optional
 
 from tensorboard.compat.proto import attr_value_pb2, graph_pb2, tensor_shape_pb2
@@ -41,6 +42,7 @@ from tb_graph_plugin.ingest import jax_scopes
 __all__ = ["JaxInput", "JaxOp", "JaxProgram", "program_to_graph_def", "PARAMETER_OP", "DTYPES"]
 
 PARAMETER_OP = "jax::parameter"
+_SUB_PROGRAM = re.compile(r"^(?:jit|custom_jvp|custom_vjp)\(.*\)$|^(?:remat|call|checkpoint)$")
 IO_OP = "IO Node"
 
 # numpy / StableHLO element type names -> TensorFlow DataType (types.proto)
@@ -117,7 +119,33 @@ def program_to_graph_def(program: JaxProgram) -> graph_pb2.GraphDef:
         node = out.node.add(name=name, op=IO_OP)
         if v in producer:
             node.input.append(producer[v])
+    _parameter_modules(out)
     return out
+
+
+def _parameter_modules(graph: graph_pb2.GraphDef) -> None:
+    """``_module`` on each parameter: the innermost scope holding every forward op that reads it
+    (not ``backward/``, ``optimizer/``), the module group per-parameter data is drawn on
+    (``tb_graph_plugin.jax.node_data``)."""
+    params = {n.name: n for n in graph.node if n.op == PARAMETER_OP}
+    readers: dict[str, list] = {}
+    for n in graph.node:
+        if n.name.startswith((jax_scopes.BACKWARD + "/", jax_scopes.OPTIMIZER + "/")) or n.op == IO_OP:
+            continue
+        for i in n.input:
+            if i in params:
+                readers.setdefault(i, []).append(n.name.split("/")[:-1])
+    for name, scopes in readers.items():
+        common = scopes[0]
+        for s in scopes[1:]:
+            k = 0
+            while k < min(len(common), len(s)) and common[k] == s[k]:
+                k += 1
+            common = common[:k]
+        while common and _SUB_PROGRAM.match(common[-1]):
+            common = common[:-1]  # the module, not a function it calls (``Embed_0/jit(_take)``)
+        if common:
+            params[name].attr["_module"].s = "/".join(common).encode()
 
 
 def _shape_proto(dims) -> tensor_shape_pb2.TensorShapeProto:

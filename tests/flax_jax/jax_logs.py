@@ -20,7 +20,8 @@ import jax.numpy as jnp
 import optax
 from flax import nnx
 
-from tb_graph_plugin.jax import add_graph, stablehlo_text
+from tb_graph_plugin.jax import add_graph, graph_def, stablehlo_text
+from tb_graph_plugin.jax.node_data import tree_node_data
 from tests.flax_jax import models
 
 RUNS = ("linen", "linen_scan", "nnx", "nnx_scan", "linen_step", "nnx_step", "shapes")
@@ -79,6 +80,14 @@ def main(root: Path) -> None:
     tx = optax.adamw(1e-3)
     step = models.linen_train_step(linen, tx)
     record("linen_step", step, params, tx.init(params), tokens)
+    # gradient norms per module, two steps of real training (node data on the step's graph)
+    graph = graph_def(step, params, tx.init(params), tokens)
+    p, opt = params, tx.init(params)
+    loss_fn = lambda p: optax.softmax_cross_entropy_with_integer_labels(linen.apply(p, tokens), tokens).mean()
+    for k in range(2):
+        grads = jax.grad(loss_fn)(p)
+        facts.setdefault("grad_norm", []).append(tree_node_data(str(root / "linen_step"), "grad_norm", graph, grads, k))
+        p, opt, _ = step(p, opt, tokens)
     (root / "mlir" / "linen_step.mlir").write_text(
         step.lower(params, tx.init(params), tokens).as_text(debug_info=True))
     (root / "mlir" / "nnx.mlir").write_text(stablehlo_text(nnx_model, tokens))

@@ -308,3 +308,19 @@ def test_mlir_upload_and_cli_need_no_jax(logs):
     summary = json.loads(out.stdout)
     assert [t["name"] for t in summary["top_level"] if t["kind"] == "meta"][:1] == ["NTransformer"] or \
         "NTransformer" in {t["name"] for t in summary["top_level"]}
+
+
+def test_gradient_norms_colour_the_module_groups(logs, facts):
+    written = facts["grad_norm"]
+    assert "Transformer/block_0/Dense_0" in written[1] and "backward/Transformer/block_0/Dense_0" in written[1]
+    assert "Transformer/Embed_0" in written[1]  # the module, not the jit(_take) it calls
+    app = TbApp(logs, samples_per_plugin={"graph_explorer_node_data": 0})
+    try:
+        answer = app.json(OURS + "/node_data", run="linen_step", tag="__run_graph__", kind="op", wait="60",
+                          data_tag="grad_norm", data_step="1", expanded=json.dumps(["Transformer"]), agg="max")
+        assert answer["unmatched"] == 0 and answer["matched"] == len(written[1])
+        block = max(v for k, v in written[1].items() if k.startswith("Transformer/block_0/"))
+        assert answer["values"]["Transformer/block_0"] == pytest.approx(block)  # a collapsed block: max inside
+        assert answer["steps"] == [0, 1]
+    finally:
+        app.ours.pool.close()
