@@ -8,9 +8,10 @@ or from StableHLO text by ``ingest/stablehlo.py``). Four steps, in order:
    transformation (``jvp(...)``, ``transpose(...)``, ``vmap(...)``, ``remat(...)``...) is
    unwrapped (``jvp()`` leaves nothing); a sub-program segment (``scan ×24``, ``jit(gelu)``,
    ``cond/branch_1``) is kept as it is. An op with a ``transpose`` frame is backward.
-2. ``phases``: with any backward op, an op in no transformation frame that is neither upstream
+2. ``phases``: with any backward op, an op in no transformation frame that is not upstream
    of the forward or backward (input preprocessing stays) and is downstream of the backward,
-   or feeds such an op (an optimizer's step count), is an optimizer op.
+   feeds such an op (an optimizer's step count) or reads only optimizer ops' outputs, is an
+   optimizer op.
 3. ``attribution``: an optimizer op reads, through other optimizer ops, inputs that name one
    parameter (the parameter itself, or an optimizer state leaf whose path ends in the
    parameter's: ``opt_state/0/mu/params/block_0/Dense_0/kernel``): it is placed under
@@ -184,6 +185,11 @@ def _optimizer_ops(ops, producer: dict, backward: list, framed: list) -> set[int
                 j = producer.get(v)
                 if j is not None and j < i and candidate[j]:
                     opt.add(j)
+    for i in range(n):  # and the ops reading only what the optimizer made (the new count's cast)
+        if candidate[i] and i not in opt:
+            sources = [producer.get(v) for v in ops[i].inputs]
+            if sources and all(j in opt for j in sources if j is not None) and any(j is not None for j in sources):
+                opt.add(i)
     return opt
 
 
