@@ -162,7 +162,7 @@ def test_train_step_forward_backward_optimizer_apart(logs, facts, run, root):
     assert group(h, "loss").cardinality > 5
 
 
-@pytest.mark.parametrize("run", ["linen_step", "nnx_scan"])
+@pytest.mark.parametrize("run", ["linen_step", "nnx_step", "nnx_scan"])
 def test_no_edge_is_drawn_reversed_with_every_group_open(logs, run):
     _, h = graph(logs, run)
     every = [gr.name for gr in h.walk_groups() if gr.id != h.root.id]
@@ -195,6 +195,8 @@ def test_through_tensorboard_first_view_and_stock_graph(logs):
         assert stock.status_code == 200
         text = stock.get_data(as_text=True)
         assert 'op: "jax::dot_general"' in text and "backward/Transformer/block_0" in text
+        scan_text = app.get(STOCK + "/graph", run="linen_scan", conceptual="false").get_data(as_text=True)
+        assert "ScanTransformer/scan ×4/remat/layers/Block_0/Dense_0/dot_general" in scan_text
     finally:
         app.ours.pool.close()
 
