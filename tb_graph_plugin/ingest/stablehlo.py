@@ -75,8 +75,17 @@ def stablehlo_to_graph_def(blob, what: str, max_ops: Optional[int] = None) -> gr
         text = bytes(blob).decode("utf-8")
     except UnicodeDecodeError as e:
         raise errors.InvalidArgumentError(f"{what} is not StableHLO text: not UTF-8 ({e.reason} at byte {e.start})") from None
-    program = parse_stablehlo(text, what, max_ops)
-    return jax_program.program_to_graph_def(program)
+    try:
+        program = parse_stablehlo(text, what, max_ops)
+        graph = jax_program.program_to_graph_def(program)
+    except (errors.PublicError, GraphTooLarge):
+        raise
+    except (RecursionError, ValueError, IndexError, KeyError, TypeError, AttributeError) as e:
+        raise errors.InvalidArgumentError(
+            f"{what} is not StableHLO text this reader understands ({type(e).__name__}: {str(e)[:200]})") from None
+    if not graph.node:
+        raise errors.InvalidArgumentError(f"{what}: its func.func @main holds no ops")
+    return graph
 
 
 # ---------------------------------------------------------------- locations
@@ -175,12 +184,12 @@ class _Locations:
             loc = self.parsed[loc]
         return None
 
-    def op_name(self, loc) -> Optional[str]:
+    def op_name(self, loc, depth: int = 0) -> Optional[str]:
         loc = self.get(loc)
         if isinstance(loc, _Name) and not isinstance(self.get(loc.child), _File):
             return loc.name  # an op's name (a frame is a NameLoc around a file location)
-        if isinstance(loc, list):
-            return next((n for n in map(self.op_name, loc) if n), None)
+        if isinstance(loc, list) and depth < 64:
+            return next((n for n in (self.op_name(x, depth + 1) for x in loc) if n), None)
         return None
 
     def frame(self, loc, depth: int = 0) -> Optional[str]:
