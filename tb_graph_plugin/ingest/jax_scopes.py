@@ -70,8 +70,14 @@ def scope_components(segments) -> tuple[list[str], set[str], bool]:
     of an op's scope segments: ``(kind, text)`` with kind ``"stack"`` (a name stack, split at
     ``/`` and unwrapped) or ``"group"`` (kept whole).
 
+    A component repeating the one before it in the same name stack is dropped: Flax linen
+    pushes a module's name again when its ``__call__`` calls ``super().__call__``
+    (``SelfAttention_0/SelfAttention_0/query`` is ``SelfAttention_0/query``).
+
     >>> scope_components([("stack", "transpose(jvp(M))/b_0"), ("group", "scan ×3"), ("stack", "Dense_0")])
     (['M', 'b_0', 'scan ×3', 'Dense_0'], {'jvp', 'transpose'}, False)
+    >>> scope_components([("stack", "M/SelfAttention_0/SelfAttention_0/query")])[0]
+    ['M', 'SelfAttention_0', 'query']
     """
     out: list[str] = []
     frames: set[str] = set()
@@ -81,11 +87,14 @@ def scope_components(segments) -> tuple[list[str], set[str], bool]:
             lead_group = lead_group or not out
             out.append(_clean(text))
             continue
+        previous = None
         for part in text.split("/"):
             inner, met = unwrap(part)
             frames.update(met)
-            if inner:
-                out.extend(_clean(p) for p in inner.split("/") if p)
+            for p in inner.split("/") if inner else ():
+                if p and p != previous:  # linen pushes a module's name again for super().__call__
+                    out.append(_clean(p))
+                previous = p or previous
     return out, frames, lead_group
 
 
@@ -199,7 +208,8 @@ def _unique_names(program, scope_of: list[str]) -> tuple[list[str], list[str], l
     for inp in program.inputs:
         scopes.add("/".join(_input_parts(inp)[:-1]))
     for _, path in program.outputs:
-        scopes.add("/".join(["output"] + [_clean(str(p)) for p in path][:-1]))
+        if path:
+            scopes.add("/".join(["output"] + [_clean(str(p)) for p in path][:-1]))
     for scope in scopes:
         parts = scope.split("/") if scope else []
         taken.update("/".join(parts[:k]) for k in range(1, len(parts) + 1))

@@ -573,7 +573,7 @@ def parse_stablehlo(text: str, what: str, max_ops: Optional[int] = None) -> JaxP
             continue
         path = _path(infos[k]) if k < len(infos) else ()
         path = path[1:] if path[:1] == ("result",) else path
-        outputs.append((v, path or ((str(k),) if len(returned) > 1 else ())))
+        outputs.append((v, path or ((str(k),) if len(returned) > 1 else ("output",))))  # as the jaxpr reader
     return JaxProgram(inputs=inputs, ops=reader.ops, outputs=outputs, namespace="stablehlo")
 
 

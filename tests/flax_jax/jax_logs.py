@@ -57,6 +57,7 @@ def main(root: Path) -> None:
         stacks: list = []
         if isinstance(fn, nnx.Module):  # traced as add_graph traces it: the module an argument
             fn, args = (lambda m, *a: m(*a)), (fn,) + args
+        jax.clear_caches()  # jit caches the trace add_graph made (with NNX calls named): trace anew
         _eqn_stacks(jax.make_jaxpr(fn)(*args).jaxpr, "", stacks)
         facts[run] = {"stacks": stacks, "seconds": time.perf_counter() - started}
 

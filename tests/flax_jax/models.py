@@ -49,7 +49,8 @@ class NBlock(nnx.Module):
         self.down = nnx.Linear(64, 32, rngs=rngs)
     def __call__(self, x):
         x = x + self.attn(self.ln1(x))
-        return x + self.down(jax.nn.gelu(self.up(self.ln2(x))))
+        with jax.named_scope("mlp"):  # a named scope of the author's, around two module calls
+            return x + self.down(jax.nn.gelu(self.up(self.ln2(x))))
 
 class NTransformer(nnx.Module):
     def __init__(self, layers, rngs):

@@ -4,7 +4,7 @@ opened in a real TensorBoard in Chromium.
 - the NNX transformer's first view shows its blocks (``NBlock[0]``.. or their series) between
   the embedding and the head, every top-level item on the canvas;
 - opening one block (``NBlock[1]``) shows its modules (``MultiHeadAttention[attn]``,
-  ``Linear[up]``...) with their parameters beside the ops that read them;
+  ``LayerNorm[ln1]``) and the author's ``jax.named_scope("mlp")`` around the rest;
 - the linen scan-over-layers model's first view shows the scan body as one group labelled
   ``scan ×4``;
 - the linen train step opens on its forward model, loss, backward and optimizer.
@@ -81,7 +81,7 @@ def test_nnx_first_view_shows_the_blocks_and_one_opened(page, tensorboard_url, j
     frame.evaluate(f"window.graphExplorer.center({json.dumps(block)})")
     wait_settled(frame)
     inside = {n["name"] for n in nodes(frame) if n["name"].startswith(block + "/")}
-    assert {f"{block}/MultiHeadAttention[attn]", f"{block}/Linear[up]", f"{block}/LayerNorm[ln1]"} <= inside, sorted(inside)
+    assert {f"{block}/MultiHeadAttention[attn]", f"{block}/mlp", f"{block}/LayerNorm[ln1]"} <= inside, sorted(inside)
     page.screenshot(path=str(SHOTS / "jax_nnx_block_open.png"))
     assert not page.errors
 
