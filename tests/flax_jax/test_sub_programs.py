@@ -1,0 +1,53 @@
+"""Sub-jaxprs as groups (issue 42): ``scan`` (a ``fori_loop`` with static bounds), ``cond``,
+a nested ``jit``, ``checkpoint`` (remat), ``custom_jvp`` (``jax.nn.relu``), ``custom_vjp``, and a
+``jax.named_scope``, forward and backward, in one real ``jax.grad`` traced by ``graph_def``."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+
+def _grad_graph():
+    import jax
+    import jax.numpy as jnp
+
+    from tb_graph_plugin.jax import graph_def
+
+    @jax.custom_vjp
+    def clip_grad(x):
+        return x
+
+    clip_grad.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1, 1),))
+
+    @jax.jit
+    def inner(x):
+        return jnp.tanh(x) * 2
+
+    def f(w, x):
+        with jax.named_scope("encoder"):
+            h = jax.nn.relu(x @ w)
+            h = jax.checkpoint(lambda h: jnp.sin(h) + 1)(h)
+        h = jax.lax.fori_loop(0, 3, lambda i, h: h * 0.5, h)
+        h = jax.lax.cond(h.sum() > 0, lambda h: h + 1, lambda h: h - 1, h)
+        return clip_grad(inner(h)).sum()
+
+    return graph_def(jax.grad(f), jnp.ones((4, 4)), jnp.ones((2, 4)))
+
+
+def test_sub_programs_are_groups_forward_and_backward():
+    g = _grad_graph()
+    scopes = Counter(n.name.rsplit("/", 1)[0] for n in g.node if "/" in n.name)
+    ops = {n.name: n.op for n in g.node}
+    # forward: the named scope, relu's custom_jvp and its jit, the loop body once, both branches
+    assert ops["encoder/dot_general"] == "jax::dot_general"
+    assert scopes["encoder/custom_jvp(relu)/jit(relu)"] == 1
+    assert ops["loss/scan ×3/scan"] == "jax::scan" and scopes["loss/scan ×3"] == 3  # add, mul, the scan op
+    assert {"loss/cond/branch_0", "loss/cond/branch_1"} <= set(scopes) and ops["loss/cond/cond"] == "jax::cond"
+    assert scopes["loss/jit(inner)"] == 3
+    # backward: the transposed scan, the custom_vjp's bwd rule (jnp.clip, a jit), the remat's recompute
+    assert ops["backward/loss/scan ×3/scan"] == "jax::scan"
+    assert {n.rsplit("/", 1)[1] for n in ops if n.startswith("backward/loss/jit(clip)/")} >= {"max", "min"}
+    assert any(n.startswith("backward/encoder/remat/") and ops[n] == "jax::cos" for n in ops)
+    assert ops["backward/encoder/dot_general"] == "jax::dot_general"
+    scan = next(n for n in g.node if n.name == "loss/scan ×3/scan")
+    assert scan.attr["length"].i == 3 and [d.size for d in scan.attr["_output_shapes"].list.shape[-1].dim] == [2, 4]
