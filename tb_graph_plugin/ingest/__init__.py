@@ -8,7 +8,8 @@ The stage, in order (see ``store.GraphStore`` for which data names feed which ki
    (trace_export), ``keras_model.keras_json_to_graph_def`` (conceptual), ``parse.read_graph_file``
    (uploads, local files: GraphDef, a ``.pt2`` through ``pt2`` and ``exported_program``, an ONNX
    model through ``onnx_model``, ``onnx_proto``, ``onnx_scopes`` and ``onnx_attrs``, JAX's
-   StableHLO text through ``stablehlo``, ``jax_program`` and ``jax_scopes``);
+   StableHLO text through ``stablehlo``, ``mlir_text``, ``mlir_locations``, ``jax_program`` and
+   ``jax_scopes``);
 4. ``store.GraphStore``: caches the parsed result per (experiment, run, tag, kind, step);
 5. ``attrs.limit_attr_size``: the stock ``/graph`` attribute elision, on a copy.
 
