@@ -51,3 +51,56 @@ def test_sub_programs_are_groups_forward_and_backward():
     assert ops["backward/encoder/dot_general"] == "jax::dot_general"
     scan = next(n for n in g.node if n.name == "loss/scan ×3/scan")
     assert scan.attr["length"].i == 3 and [d.size for d in scan.attr["_output_shapes"].list.shape[-1].dim] == [2, 4]
+
+
+def test_nnx_cnn_train_step_with_batch_norm_and_dropout():
+    """An NNX CNN trained with ``nnx.Optimizer`` (SGD with momentum): BatchNorm's running
+    statistics and Dropout's RNG state are inputs by path (not parameters), each block a group
+    forward and backward, the momentum update per parameter."""
+    import jax.numpy as jnp
+    import optax
+    from flax import nnx
+
+    from tb_graph_plugin.jax import graph_def
+
+    class ConvBlock(nnx.Module):
+        def __init__(self, cin, cout, rngs):
+            self.conv = nnx.Conv(cin, cout, (3, 3), rngs=rngs)
+            self.bn = nnx.BatchNorm(cout, rngs=rngs)
+            self.drop = nnx.Dropout(0.1, rngs=rngs)
+
+        def __call__(self, x):
+            return self.drop(nnx.relu(self.bn(self.conv(x))))
+
+    class CNN(nnx.Module):
+        def __init__(self, rngs):
+            self.blocks = nnx.List([ConvBlock(3, 16, rngs), ConvBlock(16, 32, rngs)])
+            self.head = nnx.Linear(32, 10, rngs=rngs)
+
+        def __call__(self, x):
+            for b in self.blocks:
+                x = b(x)
+            return self.head(x.mean(axis=(1, 2)))
+
+    model = CNN(nnx.Rngs(0, dropout=1))
+    opt = nnx.Optimizer(model, optax.sgd(0.1, momentum=0.9), wrt=nnx.Param)
+
+    @nnx.jit
+    def step(model, opt, x, y):
+        def loss_fn(m):
+            return optax.softmax_cross_entropy_with_integer_labels(m(x), y).mean()
+        loss, grads = nnx.value_and_grad(loss_fn)(model)
+        opt.update(model, grads)
+        return loss
+
+    g = graph_def(step, model, opt, jnp.ones((4, 16, 16, 3)), jnp.zeros((4,), jnp.int32))
+    names = {n.name: n for n in g.node}
+    scopes = {n.rsplit("/", 1)[0] for n in names}
+    for i in range(2):
+        block = f"CNN/blocks/ConvBlock[{i}]"
+        assert {f"{block}/Conv[conv]", f"{block}/BatchNorm[bn]", f"{block}/Dropout[drop]"} <= scopes
+        assert any(s.startswith(f"backward/{block}") for s in scopes)
+        assert names[f"params/blocks/{i}/conv/kernel"].op == "jax::parameter"
+        assert names[f"input/model/blocks/{i}/bn/mean"].op == "IO Node"  # a BatchStat, not a Param
+        assert f"optimizer/params/blocks/{i}/conv/kernel" in scopes
+    assert any(n.startswith("input/model/blocks/0/drop/rngs/") for n in names)
