@@ -45,8 +45,11 @@ def add_graph(log: Any, fn, *args, step: int = 0, **kwargs):
     """Trace ``fn(*args, **kwargs)`` and write its graph to ``log``; return the GraphDef.
 
     ``log`` is a logdir path or a writer with ``add_event`` (tensorboardX, torch's
-    ``SummaryWriter``). Raises ``CaptureError`` when ``fn`` cannot be traced with these
-    arguments; nothing is written then.
+    ``SummaryWriter``). With Flax's ``flax.metrics.tensorboard.SummaryWriter`` or CLU's metric
+    writers (TensorFlow writers underneath), give their logdir: the graph goes in an event file
+    of its own beside theirs, which TensorBoard reads as the same run. ``step`` is this call's
+    keyword: a function argument named ``step`` must be passed positionally. Raises
+    ``CaptureError`` when ``fn`` cannot be traced with these arguments; nothing is written then.
     """
     graph = graph_def(fn, *args, **kwargs)
     write_graph(log, graph, step)
