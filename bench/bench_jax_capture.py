@@ -11,10 +11,11 @@ peak RSS growth:
    ``nnx.value_and_grad`` + an ``nnx.Optimizer`` (optax AdamW), on real arrays; also the time
    of ``jax.make_jaxpr`` alone (the tracing jax does for any ``jit``) and the op count. JAX's
    caches are cleared before each run (``jax.clear_caches``): each traces from scratch;
-2. ``big``: a 70B-shaped model (Llama-3-70B's shape: ``--big-layers`` 80 blocks, width
-   ``--big-width`` 8192, MLP 28672, vocabulary 128256) that is never allocated: its state from
-   ``nnx.eval_shape``, its input a ``jax.ShapeDtypeStruct`` (the forward; its memory is the
-   point: the model would be 140 GB in bf16).
+2. ``big``: a 70B-shaped model (Llama-3-70B's widths: ``--big-layers`` 80 blocks, width
+   ``--big-width`` 8192, MLP 28672, vocabulary 128256, 64 heads; without grouped-query
+   attention, so 80B parameters) that is never allocated: its state from ``nnx.eval_shape``, its
+   input a ``jax.ShapeDtypeStruct`` (the forward; its memory is the point: the model would be
+   160 GB in bf16).
 
 The model is defined here (attention + SwiGLU MLP + RMSNorm blocks), not taken from a library.
 """
