@@ -11,7 +11,7 @@ Naming (``ingest/jax_scopes.py``), as for PyTorch graphs (``ingest/exported_prog
 * ops under their module path (Flax linen ``Model/block_0/Dense_0``; Flax NNX calls recorded
   while tracing, ``Model/blocks/Block[0]/Linear[lin]``; ``jax.named_scope`` levels kept); the
   body of ``scan`` is a scope ``scan ×N`` (drawn once), ``while`` ``while/cond`` and
-  ``while/body``, ``cond`` ``cond/branch_K``, nested ``jit`` ``jit(name)``, ``remat``,
+  ``while/body``, ``cond`` ``cond/branch_K``, nested ``jit`` ``jit(name)``, ``jax.checkpoint`` (remat) ``checkpoint``,
   ``custom_jvp(name)`` / ``custom_vjp(name)``; the gradient's transpose under ``backward/``,
   an optimizer's update under ``optimizer/<parameter path>``;
 * an op is named after its primitive (``dot_general``, ``add_3``), op type ``jax::<primitive>``

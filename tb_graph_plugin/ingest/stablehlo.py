@@ -23,7 +23,9 @@ stack JAX lowered it with:
   dialect), a ``constant`` drawn beside its consumer; output shapes and element types from the
   result types; the attribute text (``contracting_dims = [1] x [0]``) as ``attributes``.
 
-JAX lowers ``scan`` to ``while``, so a scan body reads ``while/body`` here, not ``scan ×N``.
+JAX lowers ``scan`` to ``while``: a ``while`` whose counter starts from a constant JAX named
+``.../scan`` is read as the scan it was (its ``body`` the group ``scan ×N``, N the bound its
+``cond`` compares with; its ``cond`` in ``scan ×N/cond``), as the jaxpr reader names it.
 
 The text is read by ``mlir_text`` (lines, types, functions) and ``mlir_locations`` (``loc(...)``);
 this module walks ``@main``, inlining calls, and names the result through ``jax_program``.
@@ -51,6 +53,7 @@ from tb_graph_plugin.ingest.too_large import GraphTooLarge
 __all__ = ["looks_like_stablehlo", "read_stablehlo", "stablehlo_to_graph_def", "parse_stablehlo"]
 
 _CALLS_HIDDEN = ("closed_call", "core_call", "jit", "remat", "checkpoint", "pjit")
+_TRIP_COUNT = re.compile(r"stablehlo\.constant dense<(\d+)> : tensor<i(?:32|64)>")
 
 
 def looks_like_stablehlo(blob, filename: Optional[str] = None) -> bool:
@@ -99,6 +102,7 @@ class _Reader:
         self.ops: list[JaxOp] = []
         self.count = 0
         self.depth = 0
+        self.scans: list = []  # [(name parts before "while", label)] of the scans being read
 
     def fresh(self) -> str:
         self.count += 1
@@ -110,6 +114,12 @@ class _Reader:
         parts = [p for p in name.split("/") if p]
         if top and parts and parts[0].startswith("jit(") and parts[0].endswith(")"):
             parts = parts[1:]  # the lowered function itself
+        for head, label in reversed(self.scans):  # a scan's while: its body is the scan's group
+            k = len(head)
+            if parts[:k] == head and parts[k:k + 1] == ["while"]:
+                rest = parts[k + 2:] if parts[k + 1:k + 2] == ["body"] else parts[k + 1:]
+                parts = head + [label] + rest
+                break
         last = parts.pop() if parts else None
         return prefix + ([("stack", "/".join(parts))] if parts else []), last
 
@@ -121,6 +131,7 @@ class _Reader:
         lines = func.body
         returned: list = []
         stack: list = []  # open region frames: dict(kind, scope, reads, env, op line)
+        made_by: dict = {}  # SSA name -> the location of the line defining it
         i = 0
         while i < len(lines):
             raw = lines[i]
@@ -138,11 +149,16 @@ class _Reader:
                     continue
                 stack.pop()
                 self.close(frame, stripped, env, prefix, top)
+                if frame.get("scan"):
+                    self.scans.pop()
                 continue
             hidden = any(f["kind"] == "hidden" for f in stack)
             if stripped in ("cond {",) and stack and stack[-1]["kind"] == "while":
                 continue
             line = parse_line(raw)
+            if line is not None:
+                for r in line.results:
+                    made_by[r] = line.loc
             if line is None:
                 if stripped.endswith("{"):
                     stack.append({"kind": "hidden", "region": 0, "label": None, "line": None, "reads": []})
@@ -160,12 +176,16 @@ class _Reader:
                     returned = values
                 continue
             if line.op == "stablehlo.while":
-                for name, value in ITER_ARG.findall(line.rest):
+                inits = ITER_ARG.findall(line.rest)
+                for name, value in inits:
                     env[name] = env.get(value)
                 line.loc = closing_loc(lines, i, 0) or line.loc
                 scope, last = self.scope_of(line, inner_prefix, top)
+                scan = self.scan_label(inits, made_by, lines, i)
+                if scan:  # lowered from a scan: read as the jaxpr reads it (``scan ×N``)
+                    self.scans.append((self.name_parts(line, top)[:-1], scan))
                 stack.append({"kind": "while", "region": 0, "label": "cond", "line": line, "reads": [],
-                              "scope": scope + [("group", last or "while")]})
+                              "scope": scope + [("group", scan or last or "while")], "scan": bool(scan)})
                 continue
             if line.op == "stablehlo.case" and line.opens:
                 line.loc = closing_loc(lines, i, 1) or line.loc
@@ -184,6 +204,26 @@ class _Reader:
             self.emit(line, line.rest, env, inner_prefix, top)
         self.depth -= 1
         return returned
+
+    def name_parts(self, line: Line, top: bool) -> list:
+        parts = [p for p in (self.locs.op_name(line.loc) or "").split("/") if p]
+        if top and parts and parts[0].startswith("jit(") and parts[0].endswith(")"):
+            parts = parts[1:]
+        return parts
+
+    def scan_label(self, inits: list, made_by: dict, lines: list, start: int) -> Optional[str]:
+        """``scan ×N`` when this ``while`` is a lowered ``scan``: JAX names the constant its
+        counter starts from ``.../scan``; ``N`` is the ``i32`` constant its ``cond`` compares
+        the counter with (``scan`` alone when that is not found)."""
+        if not any((self.locs.op_name(made_by.get(v)) or "").rsplit("/", 1)[-1] == "scan" for _, v in inits):
+            return None
+        for raw in lines[start:start + 8]:
+            if raw.strip().startswith("} do {"):
+                break
+            m = _TRIP_COUNT.search(raw)
+            if m:
+                return f"scan ×{int(m.group(1))}"
+        return "scan"
 
     def region_prefix(self, stack: list, prefix: list) -> list:
         """An op in a ``while`` / ``case`` region is named from its function, like the region op

@@ -12,7 +12,7 @@ equation                                    its sub-jaxprs become
 ``cond``                                    ``cond/branch_K``, then ``cond`` (the index and
                                             every branch's outputs)
 ``jit`` / ``pjit``                          ``jit(<name>)``, inlined (outputs bound through)
-``remat`` / ``checkpoint``                  ``remat``, inlined
+``remat`` / ``checkpoint``                  ``checkpoint`` (the name JAX's lowering gives it), inlined
 ``custom_jvp_call`` / ``custom_vjp_call``   ``custom_jvp(<name>)`` / ``custom_vjp(<name>)``
 ``closed_call``, ``core_call``              ``call``, inlined
 ==========================================  ==================================================
@@ -37,8 +37,8 @@ from tb_graph_plugin.ingest.jax_program import JaxInput, JaxOp, JaxProgram
 
 __all__ = ["read_jaxpr"]
 
-_CALLS = {"jit": "jit", "pjit": "jit", "closed_call": "call", "core_call": "call", "remat": "remat",
-          "remat2": "remat", "checkpoint": "remat", "custom_jvp_call": "custom_jvp",
+_CALLS = {"jit": "jit", "pjit": "jit", "closed_call": "call", "core_call": "call", "remat": "checkpoint",
+          "remat2": "checkpoint", "checkpoint": "checkpoint", "custom_jvp_call": "custom_jvp",
           "custom_vjp_call": "custom_vjp", "custom_vjp_call_jaxpr": "custom_vjp", "custom_lin": "custom_lin"}
 _SUB_KEYS = ("jaxpr", "call_jaxpr", "fun_jaxpr")
 _SKIPPED_PARAMS = frozenset({"sharding", "out_sharding", "in_shardings", "out_shardings", "in_layouts",

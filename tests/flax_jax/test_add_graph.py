@@ -102,7 +102,7 @@ def test_linen_scan_body_is_one_group_labelled_with_its_length(logs, facts):
     dots = [n for n in inside if n.op == "jax::dot_general"]
     unrolled, _ = graph(logs, "linen")
     assert len(dots) == len([n for n in under(unrolled, "Transformer/block_0") if n.op == "jax::dot_general"])
-    assert all("/remat/layers/Block_0/" in n.name for n in dots)  # nn.remat inside nn.scan, by name
+    assert all("/checkpoint/layers/Block_0/" in n.name for n in dots)  # nn.remat inside nn.scan, by name
     assert len(inside) == stacks_under(facts, "linen_scan", "ScanTransformer/layers") - len(
         under(g, "ScanTransformer/layers")) + 1  # + the scan op; layers/ outside the scan: its rng/broadcast ops
     # its stacked parameters (a leading axis of 4) are its inputs
@@ -210,7 +210,7 @@ def test_through_tensorboard_first_view_and_stock_graph(logs):
         text = stock.get_data(as_text=True)
         assert 'op: "jax::dot_general"' in text and "backward/Transformer/block_0" in text
         scan_text = app.get(STOCK + "/graph", run="linen_scan", conceptual="false").get_data(as_text=True)
-        assert "ScanTransformer/scan ×4/remat/layers/Block_0/Dense_0/dot_general" in scan_text
+        assert "ScanTransformer/scan ×4/checkpoint/layers/Block_0/Dense_0/dot_general" in scan_text
     finally:
         app.ours.pool.close()
 
@@ -286,17 +286,22 @@ def test_mlir_of_the_same_model_has_the_same_scopes(logs, run):
     assert all(n.attr["_source"].s.decode().split("/")[-1].startswith("models.py:") for n in dots)
 
 
-def test_mlir_scan_is_its_while_loop(logs):
-    """JAX lowers ``scan`` to ``while``: the same module scopes, under ``while/body``."""
+def test_mlir_scan_is_read_back_as_its_scan(logs):
+    """JAX lowers ``scan`` to ``while``; the reader finds the scan again (the counter JAX names
+    ``.../scan``, the bound in ``cond``): the same scopes as the jaxpr's, the loop's own
+    ``cond`` and the per-step slicing (``jit(dynamic_index_in_dim)``) inside the group besides."""
     from tb_graph_plugin.ingest.stablehlo import stablehlo_to_graph_def
 
     lowered = stablehlo_to_graph_def((logs / "mlir" / "linen_scan.mlir").read_bytes(), "linen_scan")
     traced, _ = graph(logs, "linen_scan")
-    renamed = {s.replace("scan ×4/remat", "while/body/checkpoint") for s in _module_scopes(traced, 20)}
-    assert {s for s in renamed if "layers/Block_0" in s} == {s for s in _module_scopes(lowered, 20) if "layers/Block_0" in s}
+    extra = {s for s in _module_scopes(lowered, 20) - _module_scopes(traced, 20)}
+    assert extra and all(s.startswith("ScanTransformer/scan ×4/") and s.split("/")[2] in ("cond", "jit(dynamic_index_in_dim)")
+                         for s in extra), extra
+    assert not _module_scopes(traced, 20) - _module_scopes(lowered, 20)
     h = build_hierarchy(build_slim_graph(lowered))
     check_invariants(h)
-    assert group(h, "ScanTransformer/while/body").cardinality > 50
+    assert group(h, "ScanTransformer/scan ×4").label == "scan ×4"
+    assert group(h, "ScanTransformer/scan ×4/checkpoint/layers/Block_0").cardinality > 50
 
 
 def test_mlir_upload_and_cli_need_no_jax(logs):

@@ -47,7 +47,7 @@ def test_sub_programs_are_groups_forward_and_backward():
     # backward: the transposed scan, the custom_vjp's bwd rule (jnp.clip, a jit), the remat's recompute
     assert ops["backward/loss/scan ×3/scan"] == "jax::scan"
     assert {n.rsplit("/", 1)[1] for n in ops if n.startswith("backward/loss/jit(clip)/")} >= {"max", "min"}
-    assert any(n.startswith("backward/encoder/remat/") and ops[n] == "jax::cos" for n in ops)
+    assert any(n.startswith("backward/encoder/checkpoint/") and ops[n] == "jax::cos" for n in ops)
     assert ops["backward/encoder/dot_general"] == "jax::dot_general"
     scan = next(n for n in g.node if n.name == "loss/scan ×3/scan")
     assert scan.attr["length"].i == 3 and [d.size for d in scan.attr["_output_shapes"].list.shape[-1].dim] == [2, 4]
