@@ -15,7 +15,7 @@ stack JAX lowered it with:
   ``jax.result_info``;
 * ``func.call @f`` is inlined at each call (its ops' names are relative to the call's; a call
   named ``jit(<name>)`` is a group); a region's ops are named within their function
-  (``.../while/body/add``, ``.../cond/branch_1_fun/mul``), and the ``stablehlo.while`` /
+  (``.../while/body/add``, ``.../cond/branch_1/mul``: JAX's ``branch_1_fun``), and the ``stablehlo.while`` /
   ``stablehlo.case`` itself is one op reading its regions' results, in a group named as its
   location (``while``, ``cond``); the bodies of other region ops (a ``reduce``'s reducer, a ``scatter``'s update,
   a ``sort``'s comparator) belong to their op and are not drawn;
@@ -53,6 +53,7 @@ from tb_graph_plugin.ingest.too_large import GraphTooLarge
 __all__ = ["looks_like_stablehlo", "read_stablehlo", "stablehlo_to_graph_def", "parse_stablehlo"]
 
 _CALLS_HIDDEN = ("closed_call", "core_call", "jit", "remat", "checkpoint", "pjit")
+_BRANCH = re.compile(r"^branch_(\d+)_fun$")
 _TRIP_COUNT = re.compile(r"stablehlo\.constant dense<(\d+)> : tensor<i(?:32|64)>")
 
 
@@ -110,10 +111,7 @@ class _Reader:
 
     def scope_of(self, line: Line, prefix: list, top: bool) -> tuple[list, Optional[str]]:
         """(scope segments, last name component) of an op at this location."""
-        name = self.locs.op_name(line.loc) or ""
-        parts = [p for p in name.split("/") if p]
-        if top and parts and parts[0].startswith("jit(") and parts[0].endswith(")"):
-            parts = parts[1:]  # the lowered function itself
+        parts = self.name_parts(line, top)
         for head, label in reversed(self.scans):  # a scan's while: its body is the scan's group
             k = len(head)
             if parts[:k] == head and parts[k:k + 1] == ["while"]:
@@ -206,9 +204,11 @@ class _Reader:
         return returned
 
     def name_parts(self, line: Line, top: bool) -> list:
-        parts = [p for p in (self.locs.op_name(line.loc) or "").split("/") if p]
+        """The components of an op's location name: without the lowered function (``jit(f)``,
+        at the top), a ``cond``'s ``branch_K_fun`` read ``branch_K`` (as the jaxpr reader names it)."""
+        parts = [_BRANCH.sub(r"branch_\1", p) for p in (self.locs.op_name(line.loc) or "").split("/") if p]
         if top and parts and parts[0].startswith("jit(") and parts[0].endswith(")"):
-            parts = parts[1:]
+            parts = parts[1:]  # the lowered function itself
         return parts
 
     def scan_label(self, inits: list, made_by: dict, lines: list, start: int) -> Optional[str]:
