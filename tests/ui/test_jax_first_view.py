@@ -7,7 +7,8 @@ opened in a real TensorBoard in Chromium.
   ``LayerNorm[ln1]``) and the author's ``jax.named_scope("mlp")`` around the rest;
 - the linen scan-over-layers model's first view shows the scan body as one group labelled
   ``scan ×4``;
-- the linen train step opens on its forward model, loss, backward and optimizer.
+- the linen train step opens on its forward model, loss, backward and optimizer;
+- the same step's StableHLO text (``.mlir``) uploaded in the browser opens with the same groups.
 
 Screenshots: ``tests/_artifacts/screenshots/jax_*.png``.
 """
@@ -41,6 +42,7 @@ def jax_logdir(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("jax_ui")
     for run in RUNS:
         shutil.copytree(written / run, root / run)
+    shutil.copy(written / "mlir" / "linen_step.mlir", root.parent / "linen_step.mlir")  # outside the logdir
     return root
 
 
@@ -95,4 +97,18 @@ def test_linen_scan_body_and_train_step(page, tensorboard_url, jax_logdir):
     shown = {n["name"] for n in nodes(frame)}
     assert {"Transformer", "loss", "backward", "optimizer"} <= shown, sorted(shown)
     page.screenshot(path=str(SHOTS / "jax_linen_step_first_view.png"))
+    assert not page.errors
+
+
+def test_mlir_upload_opens_with_the_same_groups(page, tensorboard_url, jax_logdir):
+    from tests.ui.test_explorer_loading_and_toggles import upload
+
+    frame = _open(page, tensorboard_url, jax_logdir, "linen_step")
+    traced = {n["name"] for n in nodes(frame) if n["kind"] == "meta"}
+    upload(frame, jax_logdir.parent / "linen_step.mlir")
+    assert ds(frame, "error") == ""
+    assert ds(frame, "uploadSource") == "StableHLO text (.mlir)"
+    uploaded = {n["name"] for n in nodes(frame) if n["kind"] == "meta"}
+    assert {"Transformer", "loss", "backward", "optimizer"} <= uploaded and traced <= uploaded | {"input", "output"}
+    page.screenshot(path=str(SHOTS / "jax_mlir_upload.png"))
     assert not page.errors
