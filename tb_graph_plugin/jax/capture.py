@@ -5,7 +5,9 @@
    numbers, strings, flags) is passed as it is (static). A leaf is a parameter (named
    ``params/<path>``) when it is a Flax NNX ``Param`` (its module path), sits under a ``params``
    key (a linen variables dict) or in an argument named ``params``; others are named
-   ``<argument>/<path>``. An NNX module given as the function is called on the rest.
+   ``<argument>/<path>``. An NNX module given as the function is called on the rest (one that is
+   not a pytree, ``pytree=False``, is ``nnx.split`` into ``params`` and ``state`` and merged
+   back while tracing).
 2. ``record_module_calls``: while tracing, each call of an ``nnx.Module`` subclass's
    ``__call__`` runs inside ``jax.named_scope(<its scope>)``, the scope named as PyTorch's
    (``ingest.torch_scopes.call_scope``: ``Model/blocks/Block[0]/Linear[lin]``, a second call in
@@ -214,10 +216,24 @@ def record_module_calls():
             cls.__call__ = original
 
 
+def _merged_call(nnx, graphdef):
+    def call(params, state, *a, **k):
+        return nnx.merge(graphdef, params, state)(*a, **k)
+
+    return call
+
+
 def trace(fn, args: tuple, kwargs: dict) -> Traced:
     """The jaxpr of ``fn(*args, **kwargs)`` with its inputs' and outputs' paths (module docstring)."""
     nnx = _nnx()
-    if nnx is not None and isinstance(fn, nnx.Module):
+    if nnx is not None and isinstance(fn, nnx.Module) and jax.tree_util.tree_leaves(fn) == [fn]:
+        # a module that is not a pytree (``pytree=False``): its state split out, merged back inside
+        graphdef, params, state = nnx.split(fn, nnx.Param, ...)
+        n = len(args)
+        fn = _merged_call(nnx, graphdef)
+        args = (params, state) + tuple(args)
+        names = ["params", "state"] + [f"arg{j}" for j in range(n)]
+    elif nnx is not None and isinstance(fn, nnx.Module):
         module, fn = fn, (lambda model, *a, **k: model(*a, **k))
         args = (module,) + tuple(args)
         names = ["model"] + _arg_names(module, len(args) - 1)

@@ -104,3 +104,26 @@ def test_nnx_cnn_train_step_with_batch_norm_and_dropout():
         assert names[f"input/model/blocks/{i}/bn/mean"].op == "IO Node"  # a BatchStat, not a Param
         assert f"optimizer/params/blocks/{i}/conv/kernel" in scopes
     assert any(n.startswith("input/model/blocks/0/drop/rngs/") for n in names)
+
+
+def test_nnx_module_that_is_not_a_pytree():
+    """``nnx.Module`` with ``pytree=False``: split into ``params`` and ``state`` and merged back
+    while tracing, so its parameters are inputs by path (not constants) and its calls named."""
+    import jax.numpy as jnp
+    from flax import nnx
+
+    from tb_graph_plugin.jax import graph_def
+
+    class Mlp(nnx.Module, pytree=False):
+        def __init__(self, rngs):
+            self.up = nnx.Linear(4, 8, rngs=rngs)
+            self.down = nnx.Linear(8, 4, rngs=rngs)
+
+        def __call__(self, x):
+            return self.down(nnx.relu(self.up(x)))
+
+    g = graph_def(Mlp(nnx.Rngs(0)), jnp.ones((2, 4)))
+    ops = {n.name: n.op for n in g.node}
+    assert ops["params/up/kernel"] == "jax::parameter" and ops["params/down/bias"] == "jax::parameter"
+    assert ops["Mlp/Linear[up]/dot_general"] == ops["Mlp/Linear[down]/dot_general"] == "jax::dot_general"
+    assert not [n for n in ops if n.startswith("input/const")]
