@@ -15,7 +15,9 @@ or from StableHLO text by ``ingest/stablehlo.py``). Four steps, in order:
 3. ``attribution``: an optimizer op reads, through other optimizer ops, inputs that name one
    parameter (the parameter itself, or an optimizer state leaf whose path ends in the
    parameter's: ``opt_state/0/mu/params/block_0/Dense_0/kernel``): it is placed under
-   ``optimizer/`` + that parameter's path; one that reads several, under ``optimizer/``.
+   ``optimizer/`` + that parameter's path; one that reads none takes its consumers' parameter
+   when they share one (the gradient's scaling before the moment update); one that reads
+   several (the step count, shared terms) stays under ``optimizer/``.
 4. ``leaves``: scope = ``backward/`` + components for backward ops, ``optimizer/...`` for
    optimizer ops, else the components (``loss`` for a differentiated op in no module: the
    loss function around the model); the op is named after its primitive (``dot_general``,
@@ -74,8 +76,10 @@ def scope_components(segments) -> tuple[list[str], set[str], bool]:
     pushes a module's name again when its ``__call__`` calls ``super().__call__``
     (``SelfAttention_0/SelfAttention_0/query`` is ``SelfAttention_0/query``).
 
-    >>> scope_components([("stack", "transpose(jvp(M))/b_0"), ("group", "scan ×3"), ("stack", "Dense_0")])
-    (['M', 'b_0', 'scan ×3', 'Dense_0'], {'jvp', 'transpose'}, False)
+    >>> parts, frames, lead = scope_components([("stack", "transpose(jvp(M))/b_0"), ("group", "scan ×3"),
+    ...                                         ("stack", "Dense_0")])
+    >>> parts, sorted(frames), lead
+    (['M', 'b_0', 'scan ×3', 'Dense_0'], ['jvp', 'transpose'], False)
     >>> scope_components([("stack", "M/SelfAttention_0/SelfAttention_0/query")])[0]
     ['M', 'SelfAttention_0', 'query']
     """
@@ -120,8 +124,27 @@ def _attributed(path: tuple, index: dict, is_param: bool) -> Optional[tuple]:
 
 
 def name_program(program) -> tuple[list[str], list[str], list[str]]:
-    """(name per input, name per op, name per output) of a ``jax_program.JaxProgram``."""
-    ops, inputs = program.ops, program.inputs
+    """(name per input, name per op, name per output) of a ``jax_program.JaxProgram``: the
+    module docstring's four steps."""
+    ops = program.ops
+    comps, backward, framed = _scopes(ops)  # 1
+    producer: dict[str, int] = {}
+    for i, op in enumerate(ops):
+        for v in op.outputs:
+            producer.setdefault(v, i)
+    optimizer = _optimizer_ops(ops, producer, backward, framed) if any(backward) else set()  # 2
+    owner = _attribution(ops, program.inputs, producer, optimizer)  # 3
+    scope_of = []  # 4
+    for i in range(len(ops)):
+        if i in optimizer:
+            scope_of.append("/".join([OPTIMIZER] + list(owner[i] or ())))
+        else:
+            scope_of.append("/".join(([BACKWARD] if backward[i] else []) + comps[i]))
+    return _unique_names(program, scope_of)
+
+
+def _scopes(ops) -> tuple[list, list, list]:
+    """Step 1: (components, is backward, is differentiated) per op."""
     comps, backward, framed = [], [], []
     for op in ops:
         c, frames, lead_group = scope_components(op.scope)
@@ -131,18 +154,17 @@ def name_program(program) -> tuple[list[str], list[str], list[str]]:
         comps.append(c)
         backward.append("transpose" in frames)
         framed.append(differentiated)
-    producer: dict[str, int] = {}
-    for i, op in enumerate(ops):
-        for v in op.outputs:
-            producer.setdefault(v, i)
-    optimizer = _optimizer_ops(ops, producer, backward, framed) if any(backward) else set()
-    # 3. attribution of optimizer ops to one parameter
+    return comps, backward, framed
+
+
+def _attribution(ops, inputs, producer: dict, optimizer: set) -> dict:
+    """Step 3: optimizer op -> the one parameter path it updates, else None."""
     index = _param_index([inp.path for inp in inputs if inp.role == "param"])
     source: dict[str, Optional[frozenset]] = {}
     for inp in inputs:
         hit = _attributed(inp.path, index, inp.role == "param")
         source[inp.value] = frozenset([hit]) if hit else None
-    owner: dict[int, Optional[tuple]] = {}
+    owner: dict[int, Optional[tuple]] = {}  # () while it reads no parameter at all
     for i in sorted(optimizer):
         seen: set = set()
         for v in ops[i].inputs:
@@ -161,13 +183,7 @@ def name_program(program) -> tuple[list[str], list[str], list[str]]:
         if owner[i] == ():
             hits = {owner[c] for c in consumers.get(i, ())}
             owner[i] = next(iter(hits)) if len(hits) == 1 and None not in hits and () not in hits else None
-    scope_of = []
-    for i in range(len(ops)):
-        if i in optimizer:
-            scope_of.append("/".join([OPTIMIZER] + list(owner[i] or ())))
-        else:
-            scope_of.append("/".join(([BACKWARD] if backward[i] else []) + comps[i]))
-    return _unique_names(program, scope_of)
+    return owner
 
 
 def _optimizer_ops(ops, producer: dict, backward: list, framed: list) -> set[int]:
