@@ -29,6 +29,9 @@ setuptools.setup(
     extras_require={
         # tb_graph_plugin.torch.add_graph (torch.export front end); the server reads .pt2 without it
         "torch": ["torch>=2.6"],
+        # tb_graph_plugin.jax.add_graph (jaxpr front end; tested with jax 0.10.2, flax 0.12.8);
+        # the server reads .mlir (StableHLO text) without it
+        "jax": ["jax>=0.4.30"],
         "test": [
             "pytest>=7",
             "hypothesis>=6",

@@ -3,7 +3,7 @@
 Subcommands (argparse subparsers; each registers itself in ``SUBCOMMANDS``):
 
 * ``tb-graph summary PATH [--run R] [--tag T] [--step S]`` - read a logdir, an event file,
-  a ``.pbtxt``, a ``.pb`` or an ``.onnx`` (``ingest.local.load_graph_def_from_path``, the
+  a ``.pbtxt``, a ``.pb``, a ``.pt2``, an ``.onnx`` or a ``.mlir`` (``ingest.local.load_graph_def_from_path``, the
   plugin's own reading code), build SlimGraph + Hierarchy and print
   ``hierarchy.summary.summarize`` as JSON; ``--cost`` adds ``cost`` (``hierarchy.summary.cost_summary``).
 * ``tb-graph layout PATH [--run R] [--tag T] [--expand GROUP ...] [--format json|svg|dot]`` -
@@ -84,7 +84,7 @@ def _summary(args) -> int:
 
 def _add_summary(subparsers) -> None:
     p = subparsers.add_parser("summary", help="print a JSON summary of a graph's hierarchy")
-    p.add_argument("path", help="logdir, event file, .pbtxt, .pb or .onnx")
+    p.add_argument("path", help="logdir, event file, .pbtxt, .pb, .pt2, .onnx or .mlir")
     p.add_argument("--run", default=None)
     p.add_argument("--tag", default=None)
     p.add_argument("--step", type=int, default=None)
@@ -128,7 +128,7 @@ def _layout(args) -> int:
 
 def _add_layout(subparsers) -> None:
     p = subparsers.add_parser("layout", help="print the laid-out scene for an expansion state")
-    p.add_argument("path", help="logdir, event file, .pbtxt, .pb or .onnx")
+    p.add_argument("path", help="logdir, event file, .pbtxt, .pb, .pt2, .onnx or .mlir")
     p.add_argument("--run", default=None)
     p.add_argument("--tag", default=None)
     p.add_argument("--step", type=int, default=None)
@@ -184,8 +184,8 @@ def _diff(args) -> int:
 
 def _add_diff(subparsers) -> None:
     p = subparsers.add_parser("diff", help="structural diff of two graphs; exit 0 same, 1 differ, 2 error")
-    p.add_argument("a", help="graph A (the base): logdir, event file, .pbtxt, .pb or .onnx")
-    p.add_argument("b", help="graph B: logdir, event file, .pbtxt, .pb or .onnx")
+    p.add_argument("a", help="graph A (the base): logdir, event file, .pbtxt, .pb, .pt2, .onnx or .mlir")
+    p.add_argument("b", help="graph B: logdir, event file, .pbtxt, .pb, .pt2, .onnx or .mlir")
     p.add_argument("--run", default=None, help="run of both sides (unless --a-run / --b-run)")
     p.add_argument("--tag", default=None, help="tag of both sides (unless --a-tag / --b-tag)")
     p.add_argument("--step", type=int, default=None, help="step of both sides (unless --a-step / --b-step)")

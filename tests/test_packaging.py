@@ -26,13 +26,16 @@ def _declared() -> set[str]:
 
 
 OPTIONAL = REPO / "tb_graph_plugin" / "torch"  # the PyTorch front end: extra "torch", imported only by users
+OPTIONAL_JAX = REPO / "tb_graph_plugin" / "jax"  # the JAX front end: extra "jax" (flax when the user has it)
+FRONT_ENDS = (OPTIONAL, OPTIONAL_JAX)
 
 
-def _imported(optional: bool = False) -> dict[str, str]:
-    """Top-level modules the runtime imports (``optional``: those of the optional front end)."""
+def _imported(optional: bool = False, front_end=OPTIONAL) -> dict[str, str]:
+    """Top-level modules the runtime imports (``optional``: those of the optional ``front_end``)."""
     found: dict[str, str] = {}
     for path in (REPO / "tb_graph_plugin").rglob("*.py"):
-        if (OPTIONAL in path.parents) != optional:
+        in_front_end = any(f in path.parents for f in FRONT_ENDS)
+        if (front_end not in path.parents) if optional else in_front_end:
             continue
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
@@ -67,6 +70,20 @@ def test_the_pytorch_front_end_imports_only_torch_and_nothing_imports_it():
             assert not [n for n in names if n.startswith("tb_graph_plugin.torch")], path
 
 
+def test_the_jax_front_end_imports_only_jax_and_flax_and_nothing_imports_it():
+    setup = (REPO / "setup.py").read_text()
+    extra = re.search(r'"jax":\s*\[(.*?)\]', setup, re.S)
+    assert extra and "jax" in extra.group(1), "the 'jax' extra declares jax"
+    assert set(_imported(optional=True, front_end=OPTIONAL_JAX)) - _declared() == {"jax", "flax"}
+    for path in (REPO / "tb_graph_plugin").rglob("*.py"):
+        if OPTIONAL_JAX in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):  # the server never needs jax
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not [n for n in names if n.split(".")[0] in ("jax", "flax") or n.startswith("tb_graph_plugin.jax")], path
+
+
 def test_no_test_only_framework_is_a_runtime_import():
     imported = _imported()
-    assert not {"tensorflow", "torch", "keras", "playwright", "transformers"} & set(imported), imported
+    assert not {"tensorflow", "torch", "keras", "playwright", "transformers", "jax", "flax", "optax"} & set(imported), imported

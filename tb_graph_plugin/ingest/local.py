@@ -1,5 +1,5 @@
 """Read a graph from a path without a TensorBoard server: a logdir, an event file, or a graph file
-(a .pbtxt or .pb GraphDef, an .onnx model: ``parse.read_graph_file``).
+(a .pbtxt or .pb GraphDef, a .pt2, an .onnx model, a .mlir: ``parse.read_graph_file``).
 
 Logdirs and event files go through TensorBoard's own local data provider
 (``MultiplexerDataProvider``) and our ``GraphStore``, the very code the plugin runs.

@@ -37,7 +37,7 @@ from tensorboard.compat.proto import graph_pb2, tensor_shape_pb2
 from tb_graph_plugin.ingest import onnx_proto, onnx_scopes
 from tb_graph_plugin.ingest.onnx_attrs import attr_value, shape, tf_dtype
 from tb_graph_plugin.ingest.onnx_proto import text
-from tb_graph_plugin.ingest.parse import GraphTooLarge
+from tb_graph_plugin.ingest.too_large import GraphTooLarge
 
 __all__ = ["onnx_to_graph_def", "read_onnx", "looks_like_onnx"]
 

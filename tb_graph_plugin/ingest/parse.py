@@ -10,6 +10,8 @@ torch.export    a zip archive (``pt2.looks_like_pt2``)       ``pt2.read_pt2``
 ``.pt2``
 ONNX model      name ``*.onnx``, or a ModelProto's opening  ``onnx_model.read_onnx``
                 bytes (``onnx_proto.looks_like_onnx``)
+StableHLO text  name ``*.mlir``, or text opening with        ``stablehlo.read_stablehlo``
+(``.mlir``)     ``module @`` / ``#loc`` holding ``func.func``
 GraphDef        anything else: pbtxt (UTF-8 text) first,    ``parse_graph_file`` (this module)
                 then binary ``.pb``
 ==============  ==========================================  =====================================
@@ -31,18 +33,10 @@ from tensorboard import errors
 from tensorboard.compat.proto import graph_pb2
 
 from tb_graph_plugin.ingest import nesting
+from tb_graph_plugin.ingest.too_large import GraphTooLarge  # re-exported: the readers raise it
 
 __all__ = ["parse_graph_def", "parse_graph_file", "read_graph_file", "GraphTooLarge", "count_ops",
            "check_op_limit", "GRAPH_FILE_FORMATS"]
-
-
-class GraphTooLarge(ValueError):
-    """A graph with more ops than a limit (``--graph_explorer_max_ops``): ``what`` it is, its
-    ``ops``, the ``limit``. Data only; ``api.limits`` words it as a 413."""
-
-    def __init__(self, what: str, ops: int, limit: int):
-        super().__init__(f"{what} has {ops:,} ops, more than the limit of {limit:,}")
-        self.what, self.ops, self.limit = what, ops, limit
 
 
 def count_ops(graph) -> int:
@@ -81,11 +75,18 @@ def _onnx_format():
     return onnx_model.looks_like_onnx, onnx_model.read_onnx
 
 
+def _stablehlo_format():
+    from tb_graph_plugin.ingest import stablehlo  # imported when a graph file is read
+
+    return stablehlo.looks_like_stablehlo, stablehlo.read_stablehlo
+
+
 # Graph file formats other than GraphDef: name -> () -> (recognise(blob, filename),
 # read(blob, what, max_ops) -> (GraphDef, source)); tried in order.
 GRAPH_FILE_FORMATS: dict[str, Callable[[], tuple[Callable, Callable]]] = {
     "pt2": _pt2_format,
     "onnx": _onnx_format,
+    "stablehlo": _stablehlo_format,
 }
 
 

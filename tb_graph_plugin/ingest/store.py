@@ -218,7 +218,7 @@ class GraphStore:
     # -- uploads --------------------------------------------------------------------------
 
     def add_upload(self, blob: bytes, filename: str = "upload") -> Upload:
-        """Parse an uploaded graph file (.pb/.pbtxt GraphDef, .onnx) or event file; keep it under a
+        """Parse an uploaded graph file (.pb/.pbtxt GraphDef, .pt2, .onnx, .mlir) or event file; keep it under a
         content-derived id.
 
         An event file (``*tfevents*``) is read record by record: corrupt records are skipped and
