@@ -34,7 +34,7 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 REAL_KINDS = ("keras_resnet50_trace", "keras_inceptionv3_trace", "keras_mobilenetv2_trace", "keras_bert_encoder_trace")
 READABLE_PX = 9.0
-LABELLED = {"meta", "series", "op"}
+LABELLED = {"meta", "series", "op", "stub"}  # a stub names its other end (issue 40)
 
 
 @pytest.fixture(scope="module")
@@ -164,3 +164,32 @@ def test_regression_labels_sharing_a_long_prefix_are_cut_in_the_middle(page, ten
     for name, text in stages.items():
         kind, index = re.search(r"_(stage|add)_(\d)_1$", name).groups()
         assert "…" in text and text.endswith(f"{kind}_{index}_1") and text.startswith("a_very"), (name, text)
+
+
+def test_a_stub_in_a_training_step_names_and_selects_its_other_end(page, tensorboard_url, corpus_logdir):
+    """The Keras train step's first view draws its side column's edges as stubs (``← gradient_tape``
+    beside each op the tape feeds): each names its other end, its tooltip names both ends, and a
+    click selects that other end (it answered "Not found", the stub not being a node: issue 40)."""
+    base = tensorboard_url(corpus_logdir, min_runs=len(REAL_KINDS) + 6)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(f"{base}/#graph_explorer&p.graph_explorer.run=demo_tf2_keras_trace&p.graph_explorer.tag=train_step")
+    frame = app_frame(page)
+    assert wait_settled(frame, 120000) == "ready"
+    frame.wait_for_function("Number(document.body.dataset.drawnNodes) > 0")
+    stubs = [n for n in frame.evaluate("window.graphExplorer.nodes()") if n["kind"] == "stub" and n["w"] > 8]
+    assert stubs, "no stub in the train step's first view"
+    stub = next((n for n in stubs if n["label"].startswith(("←", "→"))), stubs[0])
+    far = frame.evaluate(f"window.graphExplorer.nodes().find(n => n.name === {json.dumps(stub['name'])})")
+    box = frame.frame_element().bounding_box()
+    page.mouse.move(box["x"] + stub["x"], box["y"] + stub["y"])
+    frame.wait_for_function("document.querySelector('[data-canvas]').title.includes('\\n')")
+    title = frame.evaluate("document.querySelector('[data-canvas]').title")
+    assert title.startswith(stub["label"]) and "→" in title.split("\n", 1)[1], title
+    page.mouse.click(box["x"] + stub["x"], box["y"] + stub["y"])
+    frame.wait_for_function("document.body.dataset.selected && !document.body.dataset.selected.includes('/__')",
+                            timeout=30000)
+    selected = frame.evaluate("document.body.dataset.selected")
+    assert stub["label"].endswith(selected.rsplit("/", 1)[-1]) or selected.rsplit("/", 1)[-1] in stub["label"], \
+        (stub, selected, far)
+    frame.wait_for_function("document.body.dataset.infoName === document.body.dataset.selected", timeout=30000)
+    assert "Not found" not in frame.inner_text("[data-info]")
