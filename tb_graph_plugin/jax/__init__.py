@@ -65,8 +65,9 @@ def stablehlo_text(fn, *args, **kwargs) -> str:
     """
     import jax
 
-    from tb_graph_plugin.jax.capture import _nnx
+    from tb_graph_plugin.jax.capture import _exclude_this_package, _nnx
 
+    _exclude_this_package()  # the model's lines in the locations, not Flax's or the wrapper's
     nnx = _nnx()
     if nnx is not None and isinstance(fn, nnx.Module):
         graphdef, params, state = nnx.split(fn, nnx.Param, ...)

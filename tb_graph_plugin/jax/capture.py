@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import inspect
+import importlib
 import os
 import threading
 
@@ -111,18 +112,34 @@ def _input_path(arg: str, rest: tuple, nnx_param: bool) -> tuple[tuple, str]:
 _ACTIVE = threading.local()
 
 
+_EXCLUDED: list = []  # the paths registered (once)
+
+
 def _exclude_this_package() -> None:
-    """Frames of this package are not the user's: the source line of an op (a jaxpr's user frame,
-    a lowered location) is the model's line, not the ``__call__`` wrapper's."""
+    """Frames of this package and of the libraries a model is written with (Flax, Optax) are not
+    the user's: the source line of an op (a jaxpr's user frame, a lowered location) is the model's
+    line, not the ``__call__`` wrapper's nor Flax's ``Linear.__call__``. (JAX excludes its own
+    files and the interpreter's ``lib/python3.X`` prefix, which holds site-packages only outside a
+    virtualenv: in one, Flax's frames were the "user" frames.)"""
+    if _EXCLUDED:
+        return
     try:
         from jax._src import source_info_util  # not public API: without it, lines name the wrapper
+    except ImportError:
+        return
+    paths = [os.path.dirname(os.path.abspath(__file__))]
+    for name in ("flax", "optax"):
+        try:
+            paths.append(os.path.dirname(os.path.abspath(importlib.import_module(name).__file__)))
+        except ImportError:
+            pass
+    _EXCLUDED.extend(paths)
+    for path in paths:
+        try:
+            source_info_util.register_exclusion(path)
+        except AttributeError:
+            return
 
-        source_info_util.register_exclusion(os.path.dirname(os.path.abspath(__file__)))
-    except (ImportError, AttributeError):
-        pass
-
-
-_exclude_this_package()
 
 
 @dataclasses.dataclass
@@ -225,6 +242,7 @@ def _merged_call(nnx, graphdef):
 
 def trace(fn, args: tuple, kwargs: dict) -> Traced:
     """The jaxpr of ``fn(*args, **kwargs)`` with its inputs' and outputs' paths (module docstring)."""
+    _exclude_this_package()  # at the first trace: Flax is imported by then
     nnx = _nnx()
     if nnx is not None and isinstance(fn, nnx.Module) and jax.tree_util.tree_leaves(fn) == [fn]:
         # a module that is not a pytree (``pytree=False``): its state split out, merged back inside

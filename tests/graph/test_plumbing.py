@@ -28,7 +28,9 @@ def test_regression_tuple_plumbing_leaves_the_wrapper_level(real_logs):
     assert all(slim.names[i] == before.names[i] for i in others)
 
     h = build_hierarchy(slim)
-    assert first_view_expanded(h) == ["Seq2Seq", "Seq2Seq/T5Model[model]"]
+    opened = first_view_expanded(h)
+    assert opened[:2] == ["Seq2Seq", "Seq2Seq/T5Model[model]"]
+    assert all(g.startswith("Seq2Seq/T5Model[model]/T5Stack[") for g in opened[2:]), opened  # blocks shown (issue 40)
     model = h.group(h.id_of("Seq2Seq/T5Model[model]"))
     assert sorted(h.label(c) for c in model.children) == ["T5Stack[decoder]", "T5Stack[encoder]"]
     wrapper = h.group(h.id_of("Seq2Seq"))
