@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -90,6 +91,34 @@ class RealLogs:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def written_once(kind: str, sources: list, commands: list, env: Optional[dict] = None, timeout: float = 900) -> Path:
+    """``tests/_artifacts/<kind>/<hash of sources>/``, written by ``commands`` (each a list of
+    arguments after ``python -m``, ``{out}`` standing for the directory) in subprocesses the first
+    time, into a temporary directory renamed into place (a concurrent writer's result is kept)."""
+    digest = hashlib.sha256()
+    for src in sources:
+        digest.update(Path(src).read_bytes())
+    target = REPO_ROOT / "tests" / "_artifacts" / kind / digest.hexdigest()[:16]
+    if target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    for command in commands:
+        args = [str(tmp) if a == "{out}" else a.replace("{out}", str(tmp)) for a in command]
+        proc = subprocess.run([sys.executable, "-m", *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                              timeout=timeout)
+        if proc.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise RuntimeError(f"writing {kind} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+    try:
+        os.rename(tmp, target)
+    except OSError:  # another process wrote them first
+        if not target.is_dir():
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
 @pytest.fixture(scope="session")
 def real_logs() -> RealLogs:
     """Lazy map kind -> logdir root of real logs; see ``tests/logwriters.py`` for the kinds."""
@@ -100,22 +129,7 @@ def real_logs() -> RealLogs:
 def onnx_files() -> Path:
     """Directory of the ``.onnx`` files and ``truth.json`` that ``tests/onnx_files.py`` writes
     (with torch, in a subprocess), cached in ``tests/_artifacts/onnx/<hash of onnx_files.py>/``."""
-    target = REPO_ROOT / "tests" / "_artifacts" / "onnx" / hashlib.sha256(ONNX_WRITER_PATH.read_bytes()).hexdigest()[:16]
-    if not target.is_dir():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-        proc = subprocess.run([sys.executable, "-m", "tests.onnx_files", str(tmp)], cwd=REPO_ROOT,
-                              capture_output=True, text=True, timeout=900)
-        if proc.returncode != 0:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise RuntimeError(f"writing the ONNX files failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
-        try:
-            os.rename(tmp, target)
-        except OSError:  # another process wrote them first
-            if not target.is_dir():
-                raise
-            shutil.rmtree(tmp, ignore_errors=True)
-    return target
+    return written_once("onnx", [ONNX_WRITER_PATH], [["tests.onnx_files", "{out}"]])
 
 
 COST_MODELS_PATH = REPO_ROOT / "tests" / "pytorch" / "cost_models.py"
@@ -126,24 +140,9 @@ def cost_models() -> Path:
     """Directory of the Hugging Face captures, the ``.onnx``, the Keras JSON and what torch and Keras say
     they cost (``tests/pytorch/cost_models.py``, two subprocesses), cached in
     ``tests/_artifacts/cost/<hash of cost_models.py>/``."""
-    target = REPO_ROOT / "tests" / "_artifacts" / "cost" / hashlib.sha256(COST_MODELS_PATH.read_bytes()).hexdigest()[:16]
-    if not target.is_dir():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow")
-        for extra in ([], ["keras"]):
-            proc = subprocess.run([sys.executable, "-m", "tests.pytorch.cost_models", str(tmp), *extra], cwd=REPO_ROOT,
-                                  env=env, capture_output=True, text=True, timeout=900)
-            if proc.returncode != 0:
-                shutil.rmtree(tmp, ignore_errors=True)
-                raise RuntimeError(f"writing the cost models failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
-        try:
-            os.rename(tmp, target)
-        except OSError:  # another process wrote them first
-            if not target.is_dir():
-                raise
-            shutil.rmtree(tmp, ignore_errors=True)
-    return target
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow")
+    return written_once("cost", [COST_MODELS_PATH], [["tests.pytorch.cost_models", "{out}"],
+                                                     ["tests.pytorch.cost_models", "{out}", "keras"]], env)
 
 
 TF_BERT_LIKE_PATH = REPO_ROOT / "tests" / "graph" / "tf_bert_like.py"
@@ -153,23 +152,9 @@ TF_BERT_LIKE_PATH = REPO_ROOT / "tests" / "graph" / "tf_bert_like.py"
 def tf_bert_like() -> Path:
     """A 4-layer BERT-like TF GraphDef with shapes (``tests/graph/tf_bert_like.py``, a subprocess) and
     ``<it>.json`` (its variables' elements), cached in ``tests/_artifacts/tf_bert_like/<hash>/bert_like.pb``."""
-    target = REPO_ROOT / "tests" / "_artifacts" / "tf_bert_like" / hashlib.sha256(TF_BERT_LIKE_PATH.read_bytes()).hexdigest()[:16]
-    if not target.is_dir():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-        proc = subprocess.run([sys.executable, "-m", "tests.graph.tf_bert_like", str(tmp / "bert_like.pb"), "4"],
-                              cwd=REPO_ROOT, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), capture_output=True,
-                              text=True, timeout=600)
-        if proc.returncode != 0:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise RuntimeError(f"writing the BERT-like graph failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
-        try:
-            os.rename(tmp, target)
-        except OSError:
-            if not target.is_dir():
-                raise
-            shutil.rmtree(tmp, ignore_errors=True)
-    return target / "bert_like.pb"
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    return written_once("tf_bert_like", [TF_BERT_LIKE_PATH], [["tests.graph.tf_bert_like", "{out}/bert_like.pb", "4"]],
+                        env, timeout=600) / "bert_like.pb"
 
 
 #: Debian's Chromium, headless, with no background networking (nothing to reach here).

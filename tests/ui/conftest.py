@@ -10,6 +10,8 @@ Every test saves a screenshot under ``tests/_artifacts/screenshots/<test name>.p
 
 from __future__ import annotations
 
+import json
+
 import shutil
 import time
 from pathlib import Path
@@ -84,3 +86,11 @@ def explorer(page, tensorboard_url, ui_logdir):
     frame = app_frame(page)
     wait_settled(frame)
     return frame
+
+
+def set_expanded(frame, names: list) -> None:
+    """Open exactly the groups ``names`` (the test hook) and wait for their scene: a test that
+    reads a closed group opens less than the first view does (it opens a model's block lists)."""
+    frame.evaluate(f"window.graphExplorer.setExpanded({json.dumps(names)})")
+    frame.wait_for_function(f"document.body.dataset.expanded === {json.dumps(json.dumps(names))} "
+                            "&& document.body.dataset.status === 'ready'", timeout=60000)

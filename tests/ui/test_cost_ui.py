@@ -17,7 +17,7 @@ import shutil
 import pytest
 
 from tests.conftest import SCREENSHOTS
-from tests.ui.conftest import app_frame, wait_settled
+from tests.ui.conftest import app_frame, wait_settled, set_expanded
 from tests.ui.test_node_data_ui import pixel
 
 pytestmark = pytest.mark.slow
@@ -35,20 +35,13 @@ def ds(frame, key: str) -> str:
 
 
 
-def close_blocks(frame) -> None:
-    """Only the model open: the first view also opens BERT's encoder and its layers (issue 40); these
-    checks read a closed encoder."""
-    frame.evaluate("window.graphExplorer.setExpanded(['BertModel'])")
-    frame.wait_for_function("document.body.dataset.expanded === JSON.stringify(['BertModel']) "
-                            "&& document.body.dataset.status === 'ready'", timeout=60000)
-
 def test_colour_by_flops_and_the_cost_in_the_info_pane(page, tensorboard_url, bert_logdir, cost_models):
     truth = json.loads((cost_models / "truth.json").read_text())["bert"]
     page.set_viewport_size({"width": 1400, "height": 900})
     page.goto(f"{tensorboard_url(bert_logdir)}/#graph_explorer")
     frame = app_frame(page)
     assert wait_settled(frame) == "ready", ds(frame, "error")
-    close_blocks(frame)
+    set_expanded(frame, ["BertModel"])  # the encoder closed (the first view opens its blocks)
     frame.wait_for_function("[...document.querySelectorAll('[data-picker=color] option')]"
                             ".some(o => o.textContent === 'Cost: FLOPs')", timeout=30000)
     labels = frame.eval_on_selector_all("[data-picker=color] option", "os => os.map(o => o.textContent)")

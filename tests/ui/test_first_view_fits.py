@@ -23,14 +23,11 @@ Screenshots: ``tests/_artifacts/screenshots/first_view_fit_<run>_<tag>.png``.
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
 import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -38,7 +35,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from tests.conftest import SCREENSHOTS
+from tests.conftest import SCREENSHOTS, written_once
 from tests.ui import first_view_models
 from tests.ui.conftest import app_frame
 from tests.ui.test_first_view_labels import LABELLED, READABLE_PX, problems
@@ -63,16 +60,8 @@ MEASURE = ("([text, px]) => { const c = document.createElement('canvas').getCont
 def model_logs() -> Path:
     """The logs of ``first_view_models`` (written once per version of that file, in a process of
     its own: torch and transformers stay out of this one)."""
-    src = Path(first_view_models.__file__)
-    target = REPO / "tests" / "_artifacts" / "first_view_models" / hashlib.sha256(src.read_bytes()).hexdigest()[:16]
-    if not target.is_dir():
-        tmp = target.with_name(target.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        env = dict(os.environ, PYTHONPATH=str(REPO), TF_CPP_MIN_LOG_LEVEL="2")
-        subprocess.run([sys.executable, "-m", "tests.ui.first_view_models", str(tmp)], cwd=REPO, env=env, check=True,
-                       timeout=600, capture_output=True)
-        tmp.rename(target)
-    return target
+    return written_once("first_view_models", [first_view_models.__file__], [["tests.ui.first_view_models", "{out}"]],
+                        dict(os.environ, PYTHONPATH=str(REPO), TF_CPP_MIN_LOG_LEVEL="2"), timeout=600)
 
 
 @pytest.fixture(scope="module")

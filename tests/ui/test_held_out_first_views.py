@@ -17,19 +17,15 @@ Screenshots: ``tests/_artifacts/screenshots/held_out_<run>.png``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-import shutil
-import subprocess
-import sys
 import urllib.parse
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import SCREENSHOTS
+from tests.conftest import SCREENSHOTS, written_once
 from tests.ui import held_out_models
 from tests.ui.conftest import app_frame
 from tests.ui.test_first_view_labels import READABLE_PX
@@ -44,20 +40,10 @@ BLOCK = re.compile(r"\[\d+\]$")
 def held_out_logs() -> Path:
     """The logs of ``held_out_models`` (written once per version of that file and of the torch
     front end, in a process of its own)."""
-    digest = hashlib.sha256()
-    for src in (Path(held_out_models.__file__), REPO / "tb_graph_plugin" / "ingest" / "torch_scopes.py",
-                REPO / "tb_graph_plugin" / "torch" / "capture.py"):
-        digest.update(src.read_bytes())
-    target = REPO / "tests" / "_artifacts" / "held_out_models" / digest.hexdigest()[:16]
-    if not target.is_dir():
-        tmp = target.with_name(target.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        env = dict(os.environ, PYTHONPATH=str(REPO), TF_CPP_MIN_LOG_LEVEL="2")
-        proc = subprocess.run([sys.executable, "-m", "tests.ui.held_out_models", str(tmp)], cwd=REPO, env=env,
-                              timeout=900, capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr[-4000:]
-        tmp.rename(target)
-    return target
+    sources = [held_out_models.__file__, REPO / "tb_graph_plugin" / "ingest" / "torch_scopes.py",
+               REPO / "tb_graph_plugin" / "torch" / "capture.py"]
+    return written_once("held_out_models", sources, [["tests.ui.held_out_models", "{out}"]],
+                        dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
 
 
 def _label_px(draw: dict, name: str) -> float:

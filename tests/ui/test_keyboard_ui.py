@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import SCREENSHOTS
+from tests.ui.conftest import set_expanded
 from tests.ui.test_graph_explorer_ui import ds, nodes, open_graph
 
 pytestmark = pytest.mark.slow
@@ -42,9 +43,7 @@ def test_arrow_keys_walk_the_cnn_from_input_to_output(page, explorer):
     # model's top level, with the lists closed
     assert set(frame.evaluate("JSON.parse(document.body.dataset.expanded)")) == \
         {"ResNetLike", "ResNetLike/Sequential[layer1]", "ResNetLike/Sequential[layer2]"}
-    frame.evaluate("window.graphExplorer.setExpanded(['ResNetLike'])")
-    frame.wait_for_function("document.body.dataset.expanded === JSON.stringify(['ResNetLike']) "
-                            "&& document.body.dataset.status === 'ready'")
+    set_expanded(frame, ["ResNetLike"])
     assert focus_canvas_with_tab(page, frame) > 0
     page.keyboard.press("ArrowUp")  # nothing selected: the node nearest the view's centre
     assert ds(frame, "selected")

@@ -16,7 +16,7 @@ import pytest
 
 from tests import logwriters as lw
 from tests.conftest import SCREENSHOTS
-from tests.ui.conftest import app_frame, wait_settled
+from tests.ui.conftest import app_frame, wait_settled, set_expanded
 from tests.ui.test_deep_link_ui import fresh_frame
 
 NAN_RGB = (0xD5, 0x00, 0xF9)
@@ -73,9 +73,7 @@ def open_tab(page, url: str, expanded: list[str] | None = None):
     frame = app_frame(page)
     assert wait_settled(frame) == "ready", ds(frame, "error")
     if expanded is not None:
-        frame.evaluate(f"window.graphExplorer.setExpanded({json.dumps(expanded)})")
-        frame.wait_for_function(f"document.body.dataset.expanded === {json.dumps(json.dumps(expanded))} "
-                                "&& document.body.dataset.status === 'ready'", timeout=60000)
+        set_expanded(frame, expanded)
     frame.wait_for_function("[...document.querySelectorAll('[data-picker=color] option')]"
                             ".some(o => o.value.startsWith('nd:'))", timeout=30000)
     return frame
@@ -134,9 +132,7 @@ def test_unmatched_names_are_counted_and_listed(page, tensorboard_url, nd_logdir
     page.goto(f"{tensorboard_url(nd_logdir)}/#graph_explorer")
     frame = app_frame(page)
     assert wait_settled(frame) == "ready"
-    frame.evaluate("window.graphExplorer.setExpanded(['TinyNet'])")  # layer1 closed: its colour is read
-    frame.wait_for_function("document.body.dataset.expanded === JSON.stringify(['TinyNet']) "
-                            "&& document.body.dataset.status === 'ready'", timeout=60000)
+    set_expanded(frame, ["TinyNet"])  # layer1 closed: its colour is read
     assert frame.is_visible("[data-nd=load]")  # offered before any node data colours the graph
     assert not frame.is_visible("[data-nd=controls]")
     path = tmp_path / "latency.json"

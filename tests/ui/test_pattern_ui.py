@@ -17,7 +17,7 @@ import shutil
 import pytest
 
 from tests.conftest import SCREENSHOTS
-from tests.ui.conftest import app_frame, wait_settled
+from tests.ui.conftest import app_frame, wait_settled, set_expanded
 
 pytestmark = pytest.mark.slow
 
@@ -57,19 +57,12 @@ def outlined(frame, name: str) -> bool:
 
 
 
-def close_blocks(frame) -> None:
-    """Only the model open: the first view also opens BERT's encoder and its layers (issue 40); these
-    checks read a closed encoder."""
-    frame.evaluate("window.graphExplorer.setExpanded(['BertModel'])")
-    frame.wait_for_function("document.body.dataset.expanded === JSON.stringify(['BertModel']) "
-                            "&& document.body.dataset.status === 'ready'", timeout=60000)
-
 def test_pattern_switch_lists_outlines_and_steps_through_matches(page, tensorboard_url, bert_logdir):
     page.set_viewport_size({"width": 1400, "height": 900})
     page.goto(f"{tensorboard_url(bert_logdir)}/#graph_explorer")
     frame = app_frame(page)
     assert wait_settled(frame) == "ready", ds(frame, "error")
-    close_blocks(frame)
+    set_expanded(frame, ["BertModel"])  # the encoder closed (the first view opens its blocks)
     encoder = "BertModel/BertEncoder[encoder]"
     nodes = {n["name"]: n for n in frame.evaluate("window.graphExplorer.nodes()")}
     assert encoder in nodes and not nodes[encoder]["expanded"]  # closed at first view
