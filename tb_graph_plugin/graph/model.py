@@ -86,7 +86,7 @@ class SlimGraphOptions:
     torch_noise_ops: frozenset = frozenset(
         {"prim::GetAttr", "prim::ListConstruct", "prim::Constant", "prim::TupleConstruct",
          # tb_graph_plugin.torch / .pt2: parameters, buffers, lifted constants (ingest/exported_program.py)
-         "torch::parameter", "torch::buffer", "torch::constant"}
+         "torch::parameter", "torch::buffer", "torch::constant", "torch::optimizer_state"}
     )
     embed_variable_reads: bool = True
     """TF2 resource-typed ``_Arg``/``Placeholder`` handles and the ``ReadVariableOp`` that

@@ -21,7 +21,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from tb_graph_plugin.torch.capture import CaptureError, Capture, capture_model, program_json
 from tb_graph_plugin.summary.event_writer import write_graph
@@ -29,15 +29,32 @@ from tb_graph_plugin.summary.event_writer import write_graph
 __all__ = ["add_graph", "CaptureError"]
 
 
-def add_graph(log: Any, model, args=(), kwargs: Optional[dict] = None, *, step: int = 0):
+def add_graph(log: Any, model, args=(), kwargs: Optional[dict] = None, *, step: int = 0,
+              loss_fn: Optional[Callable] = None, optimizer=None):
     """Capture ``model(*args, **kwargs)`` and write its graph to ``log``; return the GraphDef.
 
     ``log`` is a logdir path or a ``torch.utils.tensorboard.SummaryWriter``. What was retried
     (``use_cache`` off, a JIT trace) is issued as a warning. Raises ``CaptureError`` when every
     way of capturing failed.
+
+    With ``loss_fn`` (``loss_fn(output) -> scalar tensor``, closing over the targets) the graph
+    is a training step (``training.py``): the forward, ``loss/``, ``backward/`` + each forward
+    scope, and with ``optimizer`` (a ``torch.optim`` optimizer over the model's parameters)
+    ``optimizer/`` + each parameter's path, its state as inputs. Traced on fake tensors: the
+    model's parameters, gradients and buffers and the optimizer's state are left as they were.
     """
     if not isinstance(args, tuple):
         args = (args,)
+    if loss_fn is not None:
+        from tb_graph_plugin.ingest.exported_program import exported_program_to_graph_def
+        from tb_graph_plugin.torch.training import training_step_json
+
+        graph_def = exported_program_to_graph_def(
+            training_step_json(model, args, kwargs or {}, loss_fn, optimizer), "the training step")
+        write_graph(log, graph_def, step)
+        return graph_def
+    if optimizer is not None:
+        raise ValueError("add_graph: an optimizer needs a loss_fn (the update follows the backward pass)")
     result: Capture = capture_model(model, args, kwargs or {})
     graph_def = result.graph_def
     if graph_def is None:
