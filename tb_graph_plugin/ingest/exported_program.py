@@ -83,6 +83,7 @@ class TorchOp:
     phase: str = ""  # a training step's ``forward`` / ``loss`` / ``backward`` / ``optimizer``; "" otherwise
     forward: str = ""  # a backward op: the fx name of the forward op it differentiates
     param: str = ""  # an optimizer op: the parameter path it updates
+    custom: dict = dataclasses.field(default_factory=dict)  # the node's ``custom`` metadata
 
 
 def exported_program_to_graph_def(program: Any, what: str) -> graph_pb2.GraphDef:
@@ -123,12 +124,28 @@ def _convert(program: dict) -> graph_pb2.GraphDef:
         node = out.node.add(name=names.ops[op.name], op=f"{op.namespace}::{op.op}")
         node.input.extend(producer[r] for r in op.refs if r in producer)
         _op_attrs(node, op, tensors)
+        _compile_attrs(node, op)
     for ref, out_name in names.outputs:
         node = out.node.add(name=out_name, op=IO_OP)
         if ref in producer:
             node.input.append(producer[ref])
             _tensor_attrs(node, tensors.get(ref), "dtype")
     return out
+
+
+def _compile_attrs(node, op: TorchOp) -> None:
+    """``tb_graph_plugin.torch.add_compiled_graph``'s facts: the Dynamo graph index of every op
+    (``_compiled_graph``), the Inductor kernel it went into (``_kernel``), and a graph break as
+    op type ``graph_break`` with its ``reason`` and ``source``."""
+    custom = op.custom
+    if isinstance(custom.get("tb_compiled_graph"), int):
+        node.attr["_compiled_graph"].i = custom["tb_compiled_graph"]
+    if custom.get("tb_kernel"):
+        node.attr["_kernel"].s = str(custom["tb_kernel"]).encode()
+    if custom.get("tb_graph_break"):
+        node.op = "graph_break"
+        node.attr["reason"].s = str(custom.get("reason") or "").encode()
+        node.attr["source"].s = str(custom.get("source") or "").encode()
 
 
 def _read_op(node: dict) -> Optional[TorchOp]:
@@ -162,7 +179,7 @@ def _read_op(node: dict) -> Optional[TorchOp]:
                    outputs=outputs, module_stack=parse_module_stack(meta.get("nn_module_stack") or ""),
                    frame=torch_scopes.last_frame(str(meta.get("stack_trace") or "")),
                    phase=str(custom.get("tb_phase") or ""), forward=str(custom.get("tb_forward") or ""),
-                   param=str(custom.get("tb_param") or ""))
+                   param=str(custom.get("tb_param") or ""), custom=custom)
 
 
 def _custom(meta: dict) -> dict:

@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 from tb_graph_plugin.torch.capture import CaptureError, Capture, capture_model, program_json
 from tb_graph_plugin.summary.event_writer import write_graph
 
-__all__ = ["add_graph", "CaptureError"]
+__all__ = ["add_graph", "add_compiled_graph", "CaptureError"]
 
 
 def add_graph(log: Any, model, args=(), kwargs: Optional[dict] = None, *, step: int = 0,
@@ -63,3 +63,27 @@ def add_graph(log: Any, model, args=(), kwargs: Optional[dict] = None, *, step: 
         graph_def = exported_program_to_graph_def(program_json(result), "the exported program")
     write_graph(log, graph_def, step)
     return graph_def
+
+
+def add_compiled_graph(log: Any, fn, args=(), kwargs: Optional[dict] = None, *, step: int = 0,
+                       backend: Any = "inductor"):
+    """Run ``fn`` (a module or function) once under ``torch.compile`` and write one graph of the
+    call: every Dynamo graph's ops (attr ``_compiled_graph``, the graph's index in run order),
+    a ``graph_break`` op between two graphs (attrs ``reason``, ``source``) in the module call
+    that broke, where Inductor reports it the kernel each op went into (``_kernel``)
+    (``compiled.py``). ``backend`` is handed each graph. Returns ``(GraphDef, CompileSummary)``.
+    Raises ``CaptureError`` when the call or its lowering fails (nothing is written).
+    """
+    from tb_graph_plugin.ingest.exported_program import exported_program_to_graph_def
+    from tb_graph_plugin.torch.compiled import compiled_program_json
+
+    if not isinstance(args, tuple):
+        args = (args,)
+    try:
+        program, summary = compiled_program_json(fn, args, kwargs or {}, backend)
+    except Exception as e:  # noqa: BLE001 - one error naming the cause
+        raise CaptureError("tb_graph_plugin.torch.add_compiled_graph: the compiled call failed: "
+                           f"{type(e).__name__}: {str(e)[:400]}") from e
+    graph_def = exported_program_to_graph_def(program, "the compiled graphs")
+    write_graph(log, graph_def, step)
+    return graph_def, summary

@@ -1,0 +1,134 @@
+"""``tb_graph_plugin.torch.add_compiled_graph``: what ``torch.compile`` makes of a call (issue 41).
+
+A module with 2 graph breaks (an ``.item()`` branch and a ``print``), counted by
+``torch._dynamo.explain`` itself, compiled with Inductor on CPU; a Hugging Face LLaMA (tiny
+config) that compiles without a break. Graphs are read back from the event files written.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+from tb_graph_plugin import wire  # noqa: E402
+from tb_graph_plugin.graph import build_slim_graph  # noqa: E402
+from tb_graph_plugin.hierarchy import build_hierarchy  # noqa: E402
+from tb_graph_plugin.ingest.local import load_graph_def_from_path  # noqa: E402
+from tb_graph_plugin.layout.scene import LayoutCache, build_scene  # noqa: E402
+from tb_graph_plugin.torch import add_compiled_graph  # noqa: E402
+from tests.hierarchy.invariants import check_invariants  # noqa: E402
+
+
+class Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = torch.relu(self.fc(x)) * 2 + 1
+        if x.sum().item() > 0:  # break 1: .item()
+            x = x * 3
+        return x
+
+
+class Breaks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Inner()
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        x = self.inner(x)
+        print("logging")  # break 2: print
+        return self.head(x).sigmoid()
+
+
+_RUNS: dict = {}
+
+
+def _breaks(tmp_path_factory):
+    if "breaks" not in _RUNS:
+        torch.manual_seed(0)
+        model, x = Breaks(), torch.rand(2, 8)
+        torch._dynamo.reset()
+        explained = torch._dynamo.explain(model)(x)
+        torch._dynamo.reset()
+        log = tmp_path_factory.mktemp("compiled_breaks")
+        with torch.no_grad():
+            written, summary = add_compiled_graph(str(log), model, (x,), backend="inductor")
+        _RUNS["breaks"] = (explained, summary, load_graph_def_from_path(str(log)))
+    return _RUNS["breaks"]
+
+
+def test_two_breaks_give_three_graph_indices_and_two_graph_break_nodes_with_source_lines(tmp_path_factory):
+    explained, summary, graph_def = _breaks(tmp_path_factory)
+    assert (explained.graph_count, explained.graph_break_count) == (3, 2)
+    ops = [n for n in graph_def.node if n.op not in ("IO Node", "graph_break") and not n.op.startswith("torch::")]
+    assert sorted({n.attr["_compiled_graph"].i for n in ops}) == [0, 1, 2]
+    breaks = [n for n in graph_def.node if n.op == "graph_break"]
+    assert len(breaks) == 2 == summary.graph_breaks
+    # explain's reasons hold only the breaks that ended a graph (the .item()); the print's frame
+    # had traced nothing before it. The lines, from this file:
+    lines = set()
+    for method, call in ((Inner.forward, ".item()"), (Breaks.forward, "print(")):
+        code, first = inspect.getsourcelines(method)
+        lines.update(f"test_compiled_graph.py:{first + i} in forward" for i, line in enumerate(code) if call in line)
+    assert len(lines) == 2
+    assert {f"test_compiled_graph.py:{r.user_stack[-1].lineno} in forward" for r in explained.break_reasons} < lines
+    assert {n.attr["source"].s.decode().rsplit("/", 1)[-1] for n in breaks} == lines
+    assert "item()" in breaks[0].attr["reason"].s.decode() and "builtin" in breaks[1].attr["reason"].s.decode()
+    # named where they happened: the .item() in Inner's forward, the print in the root's
+    assert breaks[0].name.startswith("Breaks/Inner[inner]/graph_break")
+    assert breaks[1].name == "Breaks/graph_break"
+    # between the graphs they separate: a break reads graph k's ops and feeds graph k + 1's
+    graph_of = {n.name: n.attr["_compiled_graph"].i for n in ops}
+    for k, b in enumerate(breaks):
+        assert {graph_of[i.split(":")[0]] for i in b.input} == {k}
+        readers = [n for n in ops if any(i.split(":")[0] == b.name for i in n.input)]
+        assert readers and {graph_of[n.name] for n in readers} == {k + 1}
+    assert summary.graphs == 3 and summary.recompilations == 0
+
+
+def test_inductor_kernels_name_the_fused_ops(tmp_path_factory):
+    _, summary, graph_def = _breaks(tmp_path_factory)
+    by_leaf = {n.name: n for n in graph_def.node}
+    fused = [by_leaf[f"Breaks/Inner[inner]/{op}"] for op in ("relu", "mul", "add")]
+    kernels = {n.attr["_kernel"].s.decode() for n in fused}
+    assert len(kernels) == 1 and next(iter(kernels)).startswith("cpp_fused_")  # one fused kernel
+    assert by_leaf["Breaks/Inner[inner]/Linear[fc]/addmm"].attr["_kernel"].s.decode() == "extern_kernels.addmm"
+    computing = [n for n in graph_def.node if n.op.startswith("aten::")
+                 and n.op not in ("aten::t", "aten::view", "aten::permute", "aten::expand")]
+    assert [n.name for n in computing if "_kernel" not in n.attr] == []
+    assert summary.kernels >= 4
+
+
+def test_compiled_graph_draws_no_edge_reversed(tmp_path_factory):
+    _, _, graph_def = _breaks(tmp_path_factory)
+    h = build_hierarchy(build_slim_graph(graph_def))
+    check_invariants(h)
+    every = [g.name for g in h.walk_groups() if g.id != h.root.id]
+    scene = build_scene(h, wire.GraphRef(run="c", tag="t", kind=wire.GraphKind.OP), every, cache=LayoutCache())
+    assert [(e.source, e.target) for e in scene.edges if e.reversed] == []
+
+
+def test_hugging_face_model_without_break_is_one_graph(tmp_path):
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        vocab_size=100, max_position_embeddings=64, bos_token_id=0, eos_token_id=0)).eval()
+    ids = torch.randint(0, 100, (1, 8))
+    torch._dynamo.reset()
+    with torch.no_grad():
+        _, summary = add_compiled_graph(str(tmp_path), model, (ids,), {"use_cache": False}, backend="eager")
+    graph_def = load_graph_def_from_path(str(tmp_path))
+    assert summary.graph_breaks == 0 and summary.graphs == 1
+    ops = [n for n in graph_def.node if n.op.startswith("aten::")]
+    assert len(ops) > 100 and {n.attr["_compiled_graph"].i for n in ops} == {0}
+    assert not [n for n in graph_def.node if n.op == "graph_break"]
+    names = {n.name for n in graph_def.node}
+    assert any(n.startswith("LlamaForCausalLM/LlamaModel[model]/layers/LlamaDecoderLayer[1]/") for n in names)
