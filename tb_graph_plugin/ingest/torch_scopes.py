@@ -29,7 +29,8 @@ steps, in order (a fourth for a training step's other phases):
    final scope of the forward op it differentiates (``backward/Net/Conv2d[conv]``, as TF's
    ``gradients/`` mirrors the forward); an optimizer op in ``optimizer/`` + its parameter's path
    with dots as slashes (``optimizer/fc/weight``), the optimizer's state there too
-   (``optimizer/fc/weight/momentum_buffer``).
+   (``optimizer/fc/weight/momentum_buffer``); a constant no forward op reads (the loss's
+   targets, a fresh optimizer's ``step``) beside its first reader (``loss/lifted_tensor_0``).
 
 Pre: ops in execution order (a torch.export graph's node order). Post: every op, placeholder
 and output has a distinct name; no name is also a scope of another name.
@@ -358,6 +359,12 @@ def name_ops(ops, roles: dict, outputs: list) -> Names:
                 taken.add(name)
                 return name
 
+    training = len(model) != len(ops)
+    readers: dict[str, list[int]] = {}
+    for i, op in enumerate(ops):
+        for r in op.refs:
+            readers.setdefault(r, []).append(i)
+    forward_scopes = {final[i] for i in model}
     placeholders = {}
     for placeholder, (role, target) in roles.items():
         if role == "IO Node":
@@ -367,6 +374,13 @@ def name_ops(ops, roles: dict, outputs: list) -> Names:
             path, _, state = target.partition(":")
             placeholders[placeholder] = unique(_optimizer_scope(path), state)
             continue
+        if training and role == "torch::constant" and "." not in target:
+            scopes_read = [final[i] for i in readers.get(placeholder, ())]
+            if scopes_read and not (set(scopes_read) & forward_scopes):
+                # a constant only the loss (and its backward) or one parameter's update reads (the
+                # loss's targets, a fresh optimizer's ``step``): beside its first reader, not at the root
+                placeholders[placeholder] = unique(scopes_read[0], target.lstrip("_"))
+                continue
         owner, _, attr = target.rpartition(".")
         rest = [attr]
         while owner and owner not in first_scope:

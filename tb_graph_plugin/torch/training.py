@@ -368,6 +368,7 @@ def _serialize(gm, specs, state_keys: list, program) -> dict:
         node._rename("state_" + (path + "_" + str(key)).replace(".", "_"))
         input_specs.append({"optimizer_state": {"arg": {"name": node.name}, "parameter_name": path,
                                                 "state_name": str(key)}})
+    _lift_constants(gm, input_specs)
     gm.recompile()
     graph = json.loads(_to_json_bytes(GraphModuleSerializer(None, []).serialize_graph(gm)))
     output = next(n for n in gm.graph.nodes if n.op == "output")
@@ -380,3 +381,21 @@ def _serialize(gm, specs, state_keys: list, program) -> dict:
         "signature": {"input_specs": input_specs, "output_specs": output_specs},
         "module_call_graph": [{"fqn": "", "signature": {"out_spec": json.dumps(out_spec)}}],
     }}
+
+
+def _lift_constants(gm, input_specs: list) -> None:
+    """Tensors the trace made as constants (``get_attr``: a fresh optimizer's ``step =
+    torch.tensor(0.0)``) become constant inputs, as torch.export lifts them; the serializer
+    takes no ``get_attr``."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for node in [n for n in gm.graph.nodes if n.op == "get_attr"]:
+        value = getattr(gm, str(node.target), None)
+        if not isinstance(value, torch.Tensor):
+            continue
+        with gm.graph.inserting_after(placeholders[-1]):
+            lifted = gm.graph.placeholder("c_" + str(node.target).lstrip("_"))
+        lifted.meta = dict(node.meta)
+        node.replace_all_uses_with(lifted)
+        gm.graph.erase_node(node)
+        placeholders.append(lifted)
+        input_specs.append({"tensor_constant": {"arg": {"name": lifted.name}, "tensor_constant_name": str(node.target)}})

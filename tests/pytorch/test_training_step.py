@@ -208,3 +208,17 @@ def test_optimizer_over_other_parameters_is_a_clear_error(tmp_path):
     other = torch.optim.SGD([nn.Parameter(torch.zeros(2))], lr=0.1)
     with pytest.raises(CaptureError, match="not the model's"):
         add_graph(str(tmp_path), model, args, kwargs, loss_fn=loss_fn, optimizer=other)
+
+
+def test_fresh_optimizer_first_step_makes_its_state_inside_the_graph(tmp_path):
+    """No state yet (no step taken): the trace shows AdamW's first step, its moments made there
+    (``zeros_like``) and its ``step`` counter a constant beside the update; the optimizer stays empty."""
+    model, args, kwargs, loss_fn, _ = _cnn()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    graph_def = add_graph(str(tmp_path), model, args, kwargs, loss_fn=loss_fn, optimizer=optimizer)
+    assert not optimizer.state and all(p.grad is None for p in model.parameters())
+    names = [n.name for n in graph_def.node]
+    assert "optimizer/head/weight/zeros_like" in names
+    constants = [n.name for n in graph_def.node if n.op == "torch::constant"]
+    assert constants and all(c.startswith(("optimizer/", "loss/")) for c in constants), constants
+    assert not [n for n in graph_def.node if n.op == "torch::optimizer_state"]
