@@ -15,11 +15,18 @@ Issue 41. The steps, in order:
    shared across graphs by path, the module paths of ``nn_module_stack`` (``L['self'].layers[0]``)
    as export writes them (``layers.0``), a ``graph_break`` op after each graph that ended in a
    break (attrs ``reason``, ``source``), reading that graph's outputs and feeding the next
-   graph's inputs, placed in the module call whose source line broke;
+   graph's inputs, placed in the module call whose source line broke; breaks come from
+   Dynamo's list of break reasons (``torch._dynamo.utils.graph_break_reasons``), so a break
+   whose frame traced nothing before it (no graph of its own) is drawn too (``_events``);
+   a nested module's frame (Dynamo compiles it as its own frame, ``self`` its root) is placed
+   by its lifted parameters' paths in the model (``_prefix``); the kernel of each op from
+   Inductor's provenance mapping (``_kernels``);
 4. serialized with torch's ``GraphModuleSerializer``; ``ingest/exported_program.py`` names it.
 
-Private torch APIs: ``GraphModule.compile_subgraph_reason``, ``torch._guards.CompileContext``,
-``torch._guards.detect_fake_mode``, ``torch._dynamo.lookup_backend``, ``GraphModuleSerializer``.
+Private torch APIs: ``GraphModule.compile_subgraph_reason``, ``torch._dynamo.utils.graph_break_reasons``,
+``torch._guards.CompileContext``, ``torch._guards.detect_fake_mode``, ``torch._dynamo.lookup_backend``,
+``torch._inductor.debug.dump_inductor_provenance_info`` (wrapped for the call), ``GraphModuleSerializer``,
+``torch.fx.Node._rename``.
 
 Pre: ``fn(*args, **kwargs)`` runs (it is run once, for real: its side effects happen).
 Post: ``(program JSON, CompileSummary)``.
@@ -44,7 +51,7 @@ _SOURCE_ATTR = re.compile(r"\._(?:modules|parameters|buffers)\['([^']*)'\]|\.(\w
 class CompileSummary:
     graphs: int  # Dynamo graphs run, recompilations included
     graph_breaks: int
-    recompilations: int  # graphs compiled again for a frame already compiled (guards failed)
+    recompilations: int  # graphs compiled again, within the call, for a frame it had compiled (guards failed)
     breaks: list  # [(reason, source)]
     kernels: int = 0  # Inductor kernels an op was mapped to
 
@@ -164,6 +171,10 @@ def compiled_program_json(fn, args: tuple, kwargs: dict, backend: Any = "inducto
         reasons = list(graph_break_reasons)
     finally:
         graph_break_reasons[:] = saved
+    if not recorder.graphs:
+        raise RuntimeError("torch.compile handed no graph to the backend: nothing to trace in the call, or "
+                           "Dynamo's recompile limit was reached for this code (torch._dynamo.config."
+                           "recompile_limit; call torch._dynamo.reset() first)")
     root_class = type(fn).__qualname__ if isinstance(fn, torch.nn.Module) else getattr(fn, "__name__", "fn")
     root_module = f"{type(fn).__module__}.{root_class}" if isinstance(fn, torch.nn.Module) else root_class
     events = _events(recorder, reasons)
@@ -176,6 +187,7 @@ def compiled_program_json(fn, args: tuple, kwargs: dict, backend: Any = "inducto
     kernel_names: set = set()
     breaks: list = []
     recompilations = 0
+    frames: set = set()
     pending: Optional[dict] = None  # the last break, whose outputs the next graph reads
     results: list = []  # the outputs of the last graph
     last_agm = None
@@ -197,8 +209,10 @@ def compiled_program_json(fn, args: tuple, kwargs: dict, backend: Any = "inducto
             results = []
             continue
         gm, example_inputs, _reason, cid = item
-        if getattr(cid, "frame_compile_id", 0):
-            recompilations += 1
+        frame = getattr(cid, "frame_id", None)
+        if frame is not None and frame in frames:
+            recompilations += 1  # a frame compiled again within this call (its guards failed)
+        frames.add(frame)
         for node in gm.graph.nodes:  # copied onto the aten ops made from it
             node.meta["custom"] = {**(node.meta.get("custom") or {}), "tb_dynamo_node": node.name}
         agm = _aten(gm, example_inputs)

@@ -132,3 +132,18 @@ def test_hugging_face_model_without_break_is_one_graph(tmp_path):
     assert not [n for n in graph_def.node if n.op == "graph_break"]
     names = {n.name for n in graph_def.node}
     assert any(n.startswith("LlamaForCausalLM/LlamaModel[model]/layers/LlamaDecoderLayer[1]/") for n in names)
+
+
+def test_no_graph_handed_over_is_a_clear_error_and_nothing_is_written(tmp_path):
+    """Dynamo's recompile limit reached for the code (each call compiles afresh): no graph reaches
+    the recorder, and the error says what to do."""
+    from tb_graph_plugin.torch import CaptureError
+
+    model, x = Breaks(), torch.rand(2, 8)
+    torch._dynamo.reset()
+    with torch._dynamo.config.patch(recompile_limit=1), torch.no_grad():
+        add_compiled_graph(str(tmp_path / "first"), model, (x,), backend="eager")
+        with pytest.raises(CaptureError, match=r"torch._dynamo.reset\(\)"):
+            add_compiled_graph(str(tmp_path / "second"), model, (x,), backend="eager")
+    torch._dynamo.reset()
+    assert not (tmp_path / "second").exists()
