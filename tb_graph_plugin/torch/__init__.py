@@ -86,4 +86,30 @@ def add_compiled_graph(log: Any, fn, args=(), kwargs: Optional[dict] = None, *, 
                            f"{type(e).__name__}: {str(e)[:400]}") from e
     graph_def = exported_program_to_graph_def(program, "the compiled graphs")
     write_graph(log, graph_def, step)
+    _write_compile_colours(log, graph_def, step)
     return graph_def, summary
+
+
+# a categorical palette (Tableau 10) for the compiled graphs' and kernels' node data
+_PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+            "#9c755f", "#bab0ac")
+
+
+def _write_compile_colours(log, graph_def, step: int) -> None:
+    """Node data tags ``compiled_graph`` (each op's Dynamo graph index) and ``kernel`` (each op's
+    Inductor kernel, numbered in order of first appearance; the name is the op's ``_kernel``), with
+    one threshold colour per value, so **Colour -> Node data: compiled_graph / kernel** tells
+    the graphs and the kernels apart."""
+    from tb_graph_plugin.summary import node_data
+
+    graphs = {n.name: n.attr["_compiled_graph"].i for n in graph_def.node if "_compiled_graph" in n.attr}
+    kernel_ids: dict = {}
+    kernels = {}
+    for n in graph_def.node:
+        if "_kernel" in n.attr:
+            kernels[n.name] = kernel_ids.setdefault(n.attr["_kernel"].s.decode(), len(kernel_ids))
+    for tag, values, count in (("compiled_graph", graphs, max(graphs.values(), default=-1) + 1),
+                               ("kernel", kernels, len(kernel_ids))):
+        if values:
+            node_data(log, tag, values, step,
+                      thresholds=[{"value": k, "bgColor": _PALETTE[k % len(_PALETTE)]} for k in range(count)])

@@ -59,8 +59,9 @@ def _breaks(tmp_path_factory):
         torch._dynamo.reset()
         log = tmp_path_factory.mktemp("compiled_breaks")
         with torch.no_grad():
-            written, summary = add_compiled_graph(str(log), model, (x,), backend="inductor")
-        _RUNS["breaks"] = (explained, summary, load_graph_def_from_path(str(log)))
+            written, summary = add_compiled_graph(str(log / "run"), model, (x,), backend="inductor")
+        _RUNS["breaks"] = (explained, summary, load_graph_def_from_path(str(log / "run")))
+        _RUNS["breaks_logdir"] = log
     return _RUNS["breaks"]
 
 
@@ -147,3 +148,27 @@ def test_no_graph_handed_over_is_a_clear_error_and_nothing_is_written(tmp_path):
             add_compiled_graph(str(tmp_path / "second"), model, (x,), backend="eager")
     torch._dynamo.reset()
     assert not (tmp_path / "second").exists()
+
+
+def test_graphs_and_kernels_colour_through_node_data(tmp_path_factory):
+    """``compiled_graph`` and ``kernel`` node data tags, read through a real TensorBoard app:
+    the values are the ops' ``_compiled_graph`` and their kernels' numbers, one colour each."""
+    from tests.tb_app import OURS, TbApp
+
+    _, summary, graph_def = _breaks(tmp_path_factory)
+    app = TbApp(_RUNS["breaks_logdir"], workers=1)
+    try:
+        tags = {t["tag"] for t in app.json(OURS + "/node_data_tags")["tags"] if t["run"] == "run"}
+        assert tags == {"compiled_graph", "kernel"}
+        answer = app.json(OURS + "/node_data", run="run", data_tag="compiled_graph", data_step="0", wait="20",
+                          expanded='["Breaks", "Breaks/Inner[inner]"]')
+        ops = {n.name: n.attr["_compiled_graph"].i for n in graph_def.node if "_compiled_graph" in n.attr}
+        assert answer["unmatched"] == 0 and answer["matched"] == len(ops)
+        for name in ("Breaks/Inner[inner]/relu", "Breaks/Inner[inner]/mul_1", "Breaks/sigmoid"):
+            assert answer["values"][name] == ops[name]
+        kernels = app.json(OURS + "/node_data", run="run", data_tag="kernel", data_step="0", wait="20",
+                           expanded='["Breaks", "Breaks/Inner[inner]"]')
+        relu, add = kernels["values"]["Breaks/Inner[inner]/relu"], kernels["values"]["Breaks/Inner[inner]/add"]
+        assert relu == add != kernels["values"]["Breaks/sigmoid"]  # fused together, not with the sigmoid
+    finally:
+        app.ours.pool.close()

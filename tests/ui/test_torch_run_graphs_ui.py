@@ -3,10 +3,12 @@
 - a training step (hand-written CNN, SGD with momentum, after one real step): the first view
   shows the model, ``loss``, ``backward`` and ``optimizer`` as boxes labelled at >= 9 px;
 - what ``torch.compile`` (Inductor) made of a module with 2 graph breaks: searching
-  ``graph_break`` finds both, each selectable, with its reason and source line in the info pane.
+  ``graph_break`` finds both, each selectable, with its reason and source line in the info pane;
+  **Colour -> Node data: compiled_graph** draws the graphs' ops in different colours.
 
 Screenshots: ``tests/_artifacts/screenshots/torch_train_step_first_view.png``,
-``torch_compiled_breaks_first_view.png``, ``torch_compiled_break_selected.png``.
+``torch_compiled_breaks_first_view.png``, ``torch_compiled_break_selected.png``,
+``torch_compiled_graphs_coloured.png``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pytest
 from tests.conftest import SCREENSHOTS
 from tests.ui.conftest import app_frame
 from tests.ui.test_first_view_labels import READABLE_PX
+from tests.ui.test_node_data_ui import choose_tag, fills
 
 torch = pytest.importorskip("torch")
 
@@ -90,5 +93,13 @@ def test_compiled_graph_breaks_are_found_by_search_with_reason_and_source(browse
         assert "graph_break" in info and "test_compiled_graph.py:" in info, info[:600]
         assert "item()" in info or "builtin" in info, info[:600]
         page.screenshot(path=str(SCREENSHOTS / "torch_compiled_break_selected.png"))
+        # Colour -> Node data: compiled_graph: the ops of graph 0 and graph 2 in different colours
+        frame.wait_for_function("[...document.querySelectorAll('[data-picker=color] option')]"
+                                ".some(o => o.value.startsWith('nd:'))", timeout=30000)
+        choose_tag(frame, "compiled_graph")
+        frame.wait_for_timeout(300)
+        page.screenshot(path=str(SCREENSHOTS / "torch_compiled_graphs_coloured.png"))
+        first, last = fills(frame, "Breaks/Inner[inner]/relu"), fills(frame, "Breaks/sigmoid")
+        assert first and last and first != last, (first, last)
     finally:
         context.close()
