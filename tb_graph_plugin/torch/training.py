@@ -120,7 +120,8 @@ def _state_inputs(model, optimizer) -> tuple[list, list, list]:
     return paths, keys, tensors
 
 
-def _trace(program, user_inputs: tuple, optimizer, opt_paths: list, state_keys: list, state_tensors: list):
+def _trace(program, user_inputs: tuple, optimizer, opt_paths: list, state_keys: list, state_tensors: list,
+           trainable: set):
     """The fx graph of the whole step (module docstring, step 2) and the parameter placeholders."""
     from torch.fx.experimental.proxy_tensor import make_fx
     import torch.fx.traceback as fx_traceback
@@ -147,7 +148,8 @@ def _trace(program, user_inputs: tuple, optimizer, opt_paths: list, state_keys: 
     param_index = {s.target[len(_WRAPPED) + 1:]: i for i, s in enumerate(specs)
                    if s.kind.name == "PARAMETER" and s.target.startswith(_WRAPPED + ".")}
     loss_index = [i for i, s in enumerate(sig.output_specs) if s.kind.name in ("USER_OUTPUT", "LOSS_OUTPUT")][0]
-    grad_paths = [p for p in (opt_paths or list(param_index)) if p in param_index]
+    # the parameters that take a gradient: the optimizer's, else the model's trainable ones
+    grad_paths = [p for p in (opt_paths or [p for p in param_index if p in trainable]) if p in param_index]
     gm = program.graph_module
     group_options = [{k: v for k, v in g.items() if k != "params"} for g in optimizer.param_groups] if optimizer else []
 
@@ -167,7 +169,8 @@ def _trace(program, user_inputs: tuple, optimizer, opt_paths: list, state_keys: 
             return [loss] + list(grads)
         with torch.autograd.profiler.record_function(_MARK + "optimizer"), torch.no_grad():
             by_path = dict(zip(grad_paths, params))
-            groups = [dict(options, params=[], foreach=False) for options in group_options]
+            groups = [dict(options, params=[], **({"foreach": False} if "foreach" in options else {}))
+                      for options in group_options]
             for gi, group in enumerate(optimizer.param_groups):
                 groups[gi]["params"] = [by_path[path] for path in opt_paths_by_group[gi]]
             for options in groups:
@@ -332,7 +335,8 @@ def training_step_json(model, args: tuple, kwargs: dict, loss_fn, optimizer=None
                                f"(torch.export.export, strict=False): {type(e).__name__}: {str(e)[:400]}") from e
     opt_paths, state_keys, state_tensors = _state_inputs(model, optimizer)
     try:
-        gm, specs, grad_paths = _trace(program, pos, optimizer, opt_paths, state_keys, state_tensors)
+        trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+        gm, specs, grad_paths = _trace(program, pos, optimizer, opt_paths, state_keys, state_tensors, trainable)
     except CaptureError:
         raise
     except Exception as e:  # noqa: BLE001

@@ -222,3 +222,36 @@ def test_fresh_optimizer_first_step_makes_its_state_inside_the_graph(tmp_path):
     constants = [n.name for n in graph_def.node if n.op == "torch::constant"]
     assert constants and all(c.startswith(("optimizer/", "loss/")) for c in constants), constants
     assert not [n for n in graph_def.node if n.op == "torch::optimizer_state"]
+
+
+def test_stock_graphs_tab_serves_the_training_step(tmp_path_factory):
+    """The run graph is a plain ``graph_def`` event: TensorBoard's own graph plugin serves it."""
+    from google.protobuf import text_format
+    from tensorboard.compat.proto import graph_pb2
+
+    from tests.tb_app import STOCK, TbApp
+
+    model, args, kwargs, loss_fn, optimizer = _cnn()
+    logdir = tmp_path_factory.mktemp("train_stock")
+    written = add_graph(str(logdir / "step"), model, args, kwargs, loss_fn=loss_fn, optimizer=optimizer, step=2)
+    app = TbApp(logdir)
+    try:
+        assert app.json(STOCK + "/info")["step"]["run_graph"]
+        stock = graph_pb2.GraphDef()
+        text_format.Parse(app.get(STOCK + "/graph", run="step").get_data(as_text=True), stock)
+        assert [n.name for n in stock.node] == [n.name for n in written.node]
+    finally:
+        app.ours.pool.close()
+
+
+def test_without_optimizer_frozen_parameters_get_no_backward_and_the_graph_ends_at_the_grads(tmp_path):
+    model, args, kwargs, loss_fn, _ = _cnn()
+    model.stem.requires_grad_(False)  # frozen: no gradient is computed for it
+    graph_def = add_graph(str(tmp_path), model, args, kwargs, loss_fn=loss_fn)
+    names = [n.name for n in graph_def.node]
+    assert not [n for n in names if n.startswith("optimizer/")]
+    conv_backward = [n for n in graph_def.node if n.name.startswith("backward/SmallCNN/Conv2d[stem]/")]
+    # the stem's input needs no gradient and its weight none either: no convolution_backward there
+    assert not [n for n in conv_backward if n.op == "aten::convolution_backward"], [n.name for n in conv_backward]
+    assert [n for n in names if n.startswith("backward/SmallCNN/Linear[head]/")]
+    assert all(p.grad is None for p in model.parameters())
