@@ -190,6 +190,9 @@ def test_training_step_first_view_shows_forward_backward_and_optimizer_as_blocks
     for block in (forward, "backward", "optimizer"):
         assert block in top, sorted(top)
         assert top[block].kind in (wire.NodeKind.META, wire.NodeKind.SERIES), top[block].kind
+    # the forward opens; backward and optimizer, which mirror its tree, are one box each
+    assert forward in expanded and "backward" not in expanded and "optimizer" not in expanded
+    assert top["backward"].kind == top["optimizer"].kind == wire.NodeKind.META
     # drawn as the step runs: forward -> loss -> backward -> optimizer, no edge against the flow
     edges = {(e.source, e.target) for e in scene.edges}
     assert {(forward, "loss"), ("loss", "backward"), (forward, "backward"), ("backward", "optimizer")} <= edges

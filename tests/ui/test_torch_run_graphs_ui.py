@@ -1,12 +1,14 @@
 """The graphs that run, for PyTorch (issue 41), in a real TensorBoard and headless Chromium at 1400 x 900:
 
-- a training step (hand-written CNN, SGD with momentum, after one real step): the first view
-  shows the model, ``loss``, ``backward`` and ``optimizer`` as boxes labelled at >= 9 px;
+- a training step (hand-written CNN with SGD + momentum, HF LLaMA with AdamW, each after one real
+  step): the first view shows the model, ``loss``, ``backward`` and ``optimizer`` as boxes
+  labelled at >= 9 px;
 - what ``torch.compile`` (Inductor) made of a module with 2 graph breaks: searching
   ``graph_break`` finds both, each selectable, with its reason and source line in the info pane;
   **Colour -> Node data: compiled_graph** draws the graphs' ops in different colours.
 
 Screenshots: ``tests/_artifacts/screenshots/torch_train_step_first_view.png``,
+``torch_train_step_llama_first_view.png``,
 ``torch_compiled_breaks_first_view.png``, ``torch_compiled_break_selected.png``,
 ``torch_compiled_graphs_coloured.png``.
 """
@@ -33,13 +35,17 @@ pytestmark = pytest.mark.slow
 def run_graphs_logdir(tmp_path_factory) -> Path:
     from tb_graph_plugin.torch import add_compiled_graph, add_graph
     from tests.pytorch.test_compiled_graph import Breaks
-    from tests.pytorch.test_training_step import _cnn
+    from tests.pytorch.test_training_step import _cnn, _llama
 
     root = tmp_path_factory.mktemp("torch_run_graphs")
     model, args, kwargs, loss_fn, optimizer = _cnn()
     loss_fn(model(*args, **kwargs)).backward()
     optimizer.step()
     add_graph(str(root / "train_step"), model, args, kwargs, loss_fn=loss_fn, optimizer=optimizer)
+    model, args, kwargs, loss_fn, optimizer = _llama()
+    loss_fn(model(*args, **kwargs)).backward()
+    optimizer.step()
+    add_graph(str(root / "train_step_llama"), model, args, kwargs, loss_fn=loss_fn, optimizer=optimizer)
     torch._dynamo.reset()
     torch.manual_seed(0)
     with torch.no_grad():
@@ -59,16 +65,17 @@ def _open(browser, base: str, run: str):
     return context, page, frame
 
 
+@pytest.mark.parametrize("run,model", [("train_step", "SmallCNN"), ("train_step_llama", "LlamaForCausalLM")])
 def test_training_step_first_view_shows_model_loss_backward_and_optimizer(browser, tensorboard_url,
-                                                                         run_graphs_logdir):
-    base = tensorboard_url(run_graphs_logdir, min_runs=2)
-    context, page, frame = _open(browser, base, "train_step")
+                                                                         run_graphs_logdir, run, model):
+    base = tensorboard_url(run_graphs_logdir, min_runs=3)
+    context, page, frame = _open(browser, base, run)
     try:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / "torch_train_step_first_view.png"))
+        page.screenshot(path=str(SCREENSHOTS / f"torch_{run}_first_view.png"))
         draw = frame.evaluate("JSON.parse(JSON.stringify(window.graphExplorer.drawList()))")
         drawn = {d["name"]: d for d in draw["nodes"]}
-        for block in ("SmallCNN", "loss", "backward", "optimizer"):
+        for block in (model, "loss", "backward", "optimizer"):
             assert block in drawn, sorted(drawn)[:40]
             sizes = [lab["px"] for lab in draw["labels"] if lab["owner"] == block and not lab["text"].isdigit()]
             assert sizes and min(sizes) >= READABLE_PX - 0.01, (block, sizes)
@@ -78,7 +85,7 @@ def test_training_step_first_view_shows_model_loss_backward_and_optimizer(browse
 
 def test_compiled_graph_breaks_are_found_by_search_with_reason_and_source(browser, tensorboard_url,
                                                                           run_graphs_logdir):
-    base = tensorboard_url(run_graphs_logdir, min_runs=2)
+    base = tensorboard_url(run_graphs_logdir, min_runs=3)
     context, page, frame = _open(browser, base, "compiled_breaks")
     try:
         page.screenshot(path=str(SCREENSHOTS / "torch_compiled_breaks_first_view.png"))
