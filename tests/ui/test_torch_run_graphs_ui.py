@@ -89,6 +89,10 @@ def test_compiled_graph_breaks_are_found_by_search_with_reason_and_source(browse
     context, page, frame = _open(browser, base, "compiled_breaks")
     try:
         page.screenshot(path=str(SCREENSHOTS / "torch_compiled_breaks_first_view.png"))
+        # the warning line counts the breaks
+        frame.wait_for_function("Number(document.body.dataset.warningCount) >= 1", timeout=30000)
+        items = frame.eval_on_selector_all("[data-warning]", "ls => ls.map(l => l.textContent)")
+        assert "2 torch.compile graph breaks (search graph_break)" in items, items
         frame.fill("[data-search=q]", "graph_break")
         frame.press("[data-search=q]", "Enter")
         frame.wait_for_function("document.body.dataset.searchIndex === '0'", timeout=60000)
@@ -96,6 +100,8 @@ def test_compiled_graph_breaks_are_found_by_search_with_reason_and_source(browse
         assert sorted(hits) == ["Breaks/Inner[inner]/graph_break", "Breaks/graph_break"], hits
         frame.wait_for_function(f"document.body.dataset.selected === {json.dumps(hits[0])}"
                                 " && document.body.dataset.status === 'ready'", timeout=60000)
+        frame.wait_for_function("((document.querySelector('[data-info]') || {}).textContent || '')"
+                                ".includes('test_compiled_graph.py:')", timeout=30000)
         info = frame.evaluate("(document.querySelector('[data-info]') || {}).textContent || ''")
         assert "graph_break" in info and "test_compiled_graph.py:" in info, info[:600]
         assert "item()" in info or "builtin" in info, info[:600]
