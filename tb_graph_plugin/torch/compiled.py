@@ -384,8 +384,8 @@ def _drop_pass_through(agm) -> None:
 def _kernels(agm, provenance: dict) -> dict:
     """aten op -> the Inductor kernel it went into (``cpp_fused_add_mul_relu_0``,
     ``extern_kernels.addmm``), from Inductor's provenance mapping: the Dynamo node an op came
-    from -> its post-grad nodes -> their kernels. Among several, the post-grad node named as the
-    op; views and ops Inductor made no kernel for get none."""
+    from -> its post-grad nodes -> their kernels: the post-grad node named as the op, else the one
+    kernel they all went into (a decomposed op); views and ops Inductor made no kernel for get none."""
     pre_to_post = provenance.get("preToPost") or {}
     post_to_kernel = provenance.get("postToCppCode") or provenance.get("postToTritonKernel") or {}
     out = {}
@@ -398,8 +398,12 @@ def _kernels(agm, provenance: dict) -> dict:
             continue
         op = getattr(node.target, "__name__", str(node.target)).split(".")[0]
         named = [p for p in posts if re.sub(r"_\d+$", "", p) == op]
-        if not named and len(posts) > 1:
-            continue  # the op is one of several the node became, and not one Inductor kept by name
-        kernel = post_to_kernel[(named or posts)[0]][0]
+        kernels = {post_to_kernel[p][0] for p in posts}
+        if named:
+            kernel = post_to_kernel[named[0]][0]
+        elif len(kernels) == 1:  # decomposed (silu -> sigmoid, mul), all in one kernel
+            kernel = next(iter(kernels))
+        else:
+            continue  # one of several ops the node became, in different kernels: not told which
         out[node] = kernel.rsplit(":", 1)[0]
     return out

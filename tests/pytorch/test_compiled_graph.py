@@ -172,3 +172,31 @@ def test_graphs_and_kernels_colour_through_node_data(tmp_path_factory):
         assert relu == add != kernels["values"]["Breaks/sigmoid"]  # fused together, not with the sigmoid
     finally:
         app.ours.pool.close()
+
+
+VIEWS = {"aten::t", "aten::view", "aten::_unsafe_view", "aten::transpose", "aten::permute", "aten::expand",
+         "aten::unsqueeze", "aten::squeeze", "aten::slice", "aten::reshape"}
+
+
+def test_hugging_face_model_under_inductor_every_computing_op_has_its_kernel(tmp_path):
+    """Inductor on a tiny LLaMA: each op that computes (not a view, which Inductor folds into the
+    kernels' indexing; not a factory such as ``arange`` it may fold into a constant) names its kernel."""
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        vocab_size=100, max_position_embeddings=64, bos_token_id=0, eos_token_id=0)).eval()
+    torch._dynamo.reset()
+    with torch.no_grad():
+        graph_def, summary = add_compiled_graph(str(tmp_path), model, (torch.randint(0, 100, (1, 8)),),
+                                                {"use_cache": False}, backend="inductor")
+    torch._dynamo.reset()
+    ops = [n for n in graph_def.node if n.op.startswith("aten::")]
+    missing = [n.name for n in ops if "_kernel" not in n.attr and n.op not in VIEWS and n.op != "aten::arange"]
+    assert missing == []
+    kernels = {n.attr["_kernel"].s.decode() for n in ops if "_kernel" in n.attr}
+    assert summary.kernels == len(kernels) >= 5
+    assert "extern_kernels.mm" in kernels and any(k.startswith("cpp_fused_") for k in kernels)
+    # the projections' matmuls are extern calls, the norms' pointwise ops fused kernels
+    q = [n for n in ops if "/LlamaAttention[self_attn]/Linear[q_proj]/" in n.name and n.op == "aten::mm"]
+    assert q and all(n.attr["_kernel"].s.decode() == "extern_kernels.mm" for n in q)
