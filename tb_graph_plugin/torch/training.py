@@ -122,7 +122,8 @@ def _state_inputs(model, optimizer) -> tuple[list, list, list]:
 
 def _trace(program, user_inputs: tuple, optimizer, opt_paths: list, state_keys: list, state_tensors: list,
            trainable: set):
-    """The fx graph of the whole step (module docstring, step 2) and the parameter placeholders."""
+    """(the fx graph of the whole step (module docstring, step 2), the input specs, the paths of
+    the parameters that take a gradient: the optimizer's, else the model's, that require one)."""
     from torch.fx.experimental.proxy_tensor import make_fx
     import torch.fx.traceback as fx_traceback
     from torch._functorch._aot_autograd.logging_utils import setup_stacktrace_preservation_hooks
@@ -149,7 +150,7 @@ def _trace(program, user_inputs: tuple, optimizer, opt_paths: list, state_keys: 
                    if s.kind.name == "PARAMETER" and s.target.startswith(_WRAPPED + ".")}
     loss_index = [i for i, s in enumerate(sig.output_specs) if s.kind.name in ("USER_OUTPUT", "LOSS_OUTPUT")][0]
     # the parameters that take a gradient: the optimizer's, else the model's trainable ones
-    grad_paths = [p for p in (opt_paths or [p for p in param_index if p in trainable]) if p in param_index]
+    grad_paths = [p for p in (opt_paths or list(param_index)) if p in param_index and p in trainable]
     gm = program.graph_module
     group_options = [{k: v for k, v in g.items() if k != "params"} for g in optimizer.param_groups] if optimizer else []
 
@@ -168,7 +169,7 @@ def _trace(program, user_inputs: tuple, optimizer, opt_paths: list, state_keys: 
         if optimizer is None:
             return [loss] + list(grads)
         with torch.autograd.profiler.record_function(_MARK + "optimizer"), torch.no_grad():
-            by_path = dict(zip(grad_paths, params))
+            by_path = {path: flat_inputs[param_index[path]] for path in opt_paths}  # frozen ones too: no grad
             groups = [dict(options, params=[], **({"foreach": False} if "foreach" in options else {}))
                       for options in group_options]
             for gi, group in enumerate(optimizer.param_groups):
@@ -229,9 +230,9 @@ def _unwrapped_stack(stack: dict) -> dict:
     return out
 
 
-def _annotate(gm, specs, grad_paths: list, state_keys: list, has_optimizer: bool) -> tuple[list, list]:
-    """Sets ``meta["custom"]`` on every op (module docstring, step 3); returns the placeholder
-    roles and the updated-tensor outputs. Removes the markers and pass-through ops."""
+def _annotate(gm, specs, grad_paths: list, state_keys: list) -> None:
+    """Sets ``meta["custom"]`` on every op (module docstring, step 3); removes the markers and
+    the pass-through ops (``detach``, ``alias``: their readers read their input)."""
     phase_of = _phases(gm)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     n_flat = len(specs)
@@ -315,7 +316,6 @@ def _annotate(gm, specs, grad_paths: list, state_keys: list, has_optimizer: bool
                 _short(node.target) in _PASS_THROUGH and node.args and isinstance(node.args[0], torch.fx.Node):
             node.replace_all_uses_with(node.args[0])
             gm.graph.erase_node(node)
-    return placeholders, output
 
 
 def _short(target) -> str:
@@ -343,7 +343,7 @@ def training_step_json(model, args: tuple, kwargs: dict, loss_fn, optimizer=None
         raise CaptureError("tb_graph_plugin.torch.add_graph could not trace the training step (forward, "
                            f"backward{', optimizer' if optimizer is not None else ''}): "
                            f"{type(e).__name__}: {str(e)[:400]}") from e
-    _annotate(gm, specs, grad_paths, state_keys, optimizer is not None)
+    _annotate(gm, specs, grad_paths, state_keys)
     return _serialize(gm, specs, state_keys, program)
 
 

@@ -258,3 +258,14 @@ def test_without_optimizer_frozen_parameters_get_no_backward_and_the_graph_ends_
     assert not [n for n in conv_backward if n.op == "aten::convolution_backward"], [n.name for n in conv_backward]
     assert [n for n in names if n.startswith("backward/SmallCNN/Linear[head]/")]
     assert all(p.grad is None for p in model.parameters())
+
+
+def test_frozen_parameters_in_the_optimizer_take_no_gradient_and_no_update(tmp_path):
+    """As torch runs it: a parameter that requires no grad gets none, and the optimizer skips it."""
+    model, args, kwargs, loss_fn, optimizer = _cnn()  # the optimizer holds every parameter
+    model.head.requires_grad_(False)
+    graph_def = add_graph(str(tmp_path), model, args, kwargs, loss_fn=loss_fn, optimizer=optimizer)
+    names = [n.name for n in graph_def.node]
+    assert not [n for n in names if n.startswith("optimizer/head/")]
+    assert [n for n in names if n.startswith("optimizer/stem/weight/")]
+    assert not [n for n in names if n.startswith("backward/SmallCNN/Linear[head]/") and n.endswith(("/t_1", "/sum"))]
