@@ -28,7 +28,11 @@ is the same JSON with each node's ``metadata.custom`` holding ``tb_phase`` (``fo
 ``backward``, ``optimizer``), ``tb_forward`` (a backward op's forward op) and ``tb_param`` (an
 optimizer op's parameter), and input specs of kind ``optimizer_state`` (``parameter_name``,
 ``state_name``), op type ``torch::optimizer_state``: ``loss/``, ``backward/`` + the forward scope,
-``optimizer/`` + the parameter path (``torch_scopes`` step 4).
+``optimizer/`` + the parameter path (``torch_scopes`` step 4). What ``torch.compile`` made of a
+call (``tb_graph_plugin.torch.add_compiled_graph``, ``torch/compiled.py``) is the same JSON with
+``custom`` ``tb_compiled_graph`` (attr ``_compiled_graph``), ``tb_kernel`` (attr ``_kernel``) and,
+for a break, ``tb_graph_break`` with ``reason`` and ``source``: op type ``graph_break``
+(``_compile_attrs``).
 
 Attrs: ``_output_shapes`` (-1 for symbolic sizes), ``T`` / ``dtype``, the op's scalar arguments
 by name, ``_target`` (``aten.add.Tensor``), ``_module_class``, ``_module_path``, ``_source``
