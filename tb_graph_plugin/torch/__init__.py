@@ -12,6 +12,12 @@ package. The pipeline, in order:
 4. ``summary.event_writer.write_graph``: the GraphDef as the run graph at ``step`` (a ``graph_def`` event), where
    TensorBoard keeps one, so the stock Graphs tab shows it too.
 
+With ``loss_fn`` (and ``optimizer``) ``add_graph`` writes a training step instead
+(``training.training_step_json``: export of model + loss, one fake-tensor trace of forward,
+backward and the optimizer's step, then step 3). ``add_compiled_graph`` writes what
+``torch.compile`` made of a call (``compiled.compiled_program_json``: the Dynamo graphs, their
+breaks and Inductor's kernels, then step 3) and node data tags ``compiled_graph`` and ``kernel``.
+
 Example::
 
     import torch
