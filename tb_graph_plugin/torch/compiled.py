@@ -19,13 +19,17 @@ Issue 41. The steps, in order:
    Dynamo's list of break reasons (``torch._dynamo.utils.graph_break_reasons``), so a break
    whose frame traced nothing before it (no graph of its own) is drawn too (``_events``);
    a nested module's frame (Dynamo compiles it as its own frame, ``self`` its root) is placed
-   by its lifted parameters' paths in the model (``_prefix``); the kernel of each op from
-   Inductor's provenance mapping (``_kernels``);
+   by its ``self``, its lifted parameters' paths in the model, or the ``forward`` holding its
+   lines (``_prefix``); a graph's input that is an input of the call or an earlier graph's
+   output (by identity: the recorder wraps each compiled graph and keeps its outputs of the
+   call) reads that input node or op; the kernel of each op from Inductor's provenance mapping
+   (``_kernels``);
 4. serialized with torch's ``GraphModuleSerializer``; ``ingest/exported_program.py`` names it.
 
 Private torch APIs: ``GraphModule.compile_subgraph_reason``, ``torch._dynamo.utils.graph_break_reasons``,
 ``torch._guards.CompileContext``, ``torch._guards.detect_fake_mode``, ``torch._dynamo.lookup_backend``,
-``torch._inductor.debug.dump_inductor_provenance_info`` (wrapped for the call), ``GraphModuleSerializer``,
+``torch._inductor.debug.dump_inductor_provenance_info`` (wrapped for the call),
+``torch._dynamo.symbolic_convert.InstructionTranslator.current_tx`` (the frame's ``self``), ``GraphModuleSerializer``,
 ``torch.fx.Node._rename``.
 
 Pre: ``fn(*args, **kwargs)`` runs (it is run once, for real: its side effects happen).
@@ -86,12 +90,28 @@ def _lifted(placeholder: str) -> tuple[str, str]:
     return parts[-2], ".".join(names)
 
 
+def _frame_self():
+    """The ``self`` of the frame Dynamo is compiling (a nested module's own frame), else None."""
+    try:
+        from torch._dynamo.symbolic_convert import InstructionTranslator
+
+        tx = InstructionTranslator.current_tx()
+        local = dict(tx.f_locals) if tx is not None else {}
+    except Exception:  # noqa: BLE001 - a better name only
+        return None
+    value = local.get("self")
+    return value if isinstance(value, torch.nn.Module) else None
+
+
 class _Recorder:
     def __init__(self, backend):
         self.backend = backend
         self.graphs: list = []  # (gm, example_inputs, reason, compile id)
         self.seen: list = []  # per graph: how many break reasons Dynamo had recorded when it compiled
         self.provenance: list = []  # per graph: Inductor's {"preToPost", "postToCppCode", ...} or {}
+        self.selves: list = []  # per graph: its frame's ``self`` (a module), or None
+        self.outputs: dict = {}  # graph index -> its outputs' values (references: ids stay theirs)
+
 
     def __call__(self, gm, example_inputs):
         from torch._guards import CompileContext
@@ -104,6 +124,7 @@ class _Recorder:
 
         self.graphs.append((gm, list(example_inputs), getattr(gm, "compile_subgraph_reason", None), cid))
         self.seen.append(len(graph_break_reasons))
+        self.selves.append(_frame_self())
         inner = self.backend
         if isinstance(inner, str):
             inner = torch._dynamo.lookup_backend(inner)
@@ -120,9 +141,18 @@ class _Recorder:
 
         inductor_debug.dump_inductor_provenance_info = keep
         try:
-            return inner(gm, example_inputs)
+            compiled = inner(gm, example_inputs)
         finally:
             inductor_debug.dump_inductor_provenance_info = dump
+        k = len(self.graphs) - 1
+
+        def run(*args):  # the graph's outputs of its first run, kept: a later graph's inputs are found among them
+            out = compiled(*args)
+            if k not in self.outputs:
+                self.outputs[k] = list(out) if isinstance(out, (list, tuple)) else [out]
+            return out
+
+        return run
 
 
 def _aten(gm, example_inputs):
@@ -178,16 +208,21 @@ def compiled_program_json(fn, args: tuple, kwargs: dict, backend: Any = "inducto
     root_class = type(fn).__qualname__ if isinstance(fn, torch.nn.Module) else getattr(fn, "__name__", "fn")
     root_module = f"{type(fn).__module__}.{root_class}" if isinstance(fn, torch.nn.Module) else root_class
     events = _events(recorder, reasons)
-    owned = {}
+    owned, modules = {}, {}
     if isinstance(fn, torch.nn.Module):
         owned = {id(t): n for n, t in list(fn.named_parameters()) + list(fn.named_buffers())}
-    prefixes: dict = {}
+        modules = {id(m): n for n, m in fn.named_modules()}
+    classes = _module_classes(fn)
     nodes, tensors, input_specs, outputs = [], {}, [], []
     seen_params: dict = {}
     kernel_names: set = set()
     breaks: list = []
     recompilations = 0
     frames: set = set()
+    user_names: dict = {}  # id of an input tensor of the call -> its placeholder name
+    input_names: set = set()
+    produced: dict = {}  # id of a graph's output tensor -> (graph index, its tensor name)
+    last_graph = -1
     pending: Optional[dict] = None  # the last break, whose outputs the next graph reads
     results: list = []  # the outputs of the last graph
     last_agm = None
@@ -218,9 +253,10 @@ def compiled_program_json(fn, args: tuple, kwargs: dict, backend: Any = "inducto
         agm = _aten(gm, example_inputs)
         kernels = _kernels(agm, recorder.provenance[k] if k < len(recorder.provenance) else {})
         sources = [str(n.target) for n in gm.graph.nodes if n.op == "placeholder"]
-        prefix = _prefix(sources, example_inputs, owned, prefixes, gm)
+        prefix = _prefix(sources, example_inputs, owned, classes, gm, modules.get(id(recorder.selves[k])))
         carried = []
-        for node, source in zip([n for n in agm.graph.nodes if n.op == "placeholder"], sources):
+        placeholders = [n for n in agm.graph.nodes if n.op == "placeholder"]
+        for node, source, value in zip(placeholders, sources, example_inputs):
             lifted, path = _lifted(source)
             path = prefix + path
             if lifted:
@@ -232,12 +268,25 @@ def compiled_program_json(fn, args: tuple, kwargs: dict, backend: Any = "inducto
                     input_specs.append({"parameter": {**spec, "parameter_name": path}} if lifted == "parameters"
                                        else {"buffer": {**spec, "buffer_name": path, "persistent": True}})
                 continue
-            local = re.match(r"^L_(\w+?)_$", source)
-            node._rename(local.group(1) if local and k == 0 else f"g{k}_{node.name}")
-            if pending is None:
-                input_specs.append({"user_input": {"arg": {"as_tensor": {"name": node.name}}}})
-            else:
+            # where the value came from, by identity (the example inputs are the call's tensors)
+            vid = id(value) if isinstance(value, torch.Tensor) else None
+            if vid is not None and vid in user_names:  # an input of the call, read again
+                node._rename(user_names[vid])
+                continue
+            if vid is not None and vid in produced and not (pending is not None and produced[vid][0] == last_graph):
+                node._rename(produced[vid][1])  # an earlier graph's output: read from its op
+                continue
+            if pending is not None:  # made by the graph the break ended, or by the Python between
+                node._rename(f"g{k}_{node.name}")
                 carried.append(node.name)
+                continue
+            local = re.match(r"^L_(\w+?)_$", source)
+            node._rename(local.group(1) if local and local.group(1) not in input_names else f"g{k}_{node.name}")
+            if vid is None:
+                continue  # a symbolic size: no input node
+            input_names.add(node.name)
+            user_names[vid] = node.name
+            input_specs.append({"user_input": {"arg": {"as_tensor": {"name": node.name}}}})
         for node in agm.graph.nodes:
             if node.op in ("placeholder", "output"):
                 continue
@@ -263,7 +312,11 @@ def compiled_program_json(fn, args: tuple, kwargs: dict, backend: Any = "inducto
         nodes.extend(graph["nodes"])
         tensors.update(graph.get("tensor_values") or {})
         results = list(graph.get("outputs") or [])
+        for out_value, out_arg in zip(recorder.outputs.get(k, []), results):
+            if isinstance(out_value, torch.Tensor) and isinstance(out_arg, dict) and "as_tensor" in out_arg:
+                produced.setdefault(id(out_value), (k, out_arg["as_tensor"]["name"]))
         last_agm = agm
+        last_graph = k
         if not events[events.index((kind, k, item)) + 1:] or events[events.index((kind, k, item)) + 1][0] != "break":
             outputs.extend(results)
     if pending is not None and not pending["outputs"]:
@@ -285,30 +338,62 @@ def _class_of(fn, path: str) -> str:
     return f"{type(module).__module__}.{type(module).__qualname__}"
 
 
-def _prefix(sources: list, example_inputs: list, owned: dict, prefixes: dict, gm) -> str:
+def _prefix(sources: list, example_inputs: list, owned: dict, classes: dict, gm, own: Optional[str]) -> str:
     """The path (``inner.``) of the module a Dynamo frame's ``self`` is within the compiled
-    module: a lifted parameter's path in the frame (``fc.weight``) against its path in the model
-    (``inner.fc.weight``); a frame with no parameter takes the last prefix seen for its source
-    function (a resumed frame, ``torch_dynamo_resume_in_forward_at_31``, is its function's)."""
-    found = None
-    for source, value in zip(sources, example_inputs):
-        kind, rel = _lifted(source)
-        full = owned.get(id(value)) if kind else None
-        if full and full.endswith(rel):
-            found = full[:len(full) - len(rel)]
-            break
+    module: ``own`` (the frame's ``self`` found among the model's modules), else a lifted
+    parameter's path in the frame (``fc.weight``) against its path in the model
+    (``inner.fc.weight``), else the module whose ``forward`` holds the frame's source lines (a
+    resumed frame, ``torch_dynamo_resume_in_forward_at_31``, keeps no ``self``): the instance
+    last seen of that class, or its one instance. ``classes`` (class -> [(path, forward's
+    file, first line, last line)], and the last prefix seen per class) is shared across frames."""
+    found = (own + "." if own else "") if own is not None else None
+    if found is None:
+        for source, value in zip(sources, example_inputs):
+            kind, rel = _lifted(source)
+            full = owned.get(id(value)) if kind else None
+            if full and full.endswith(rel):
+                found = full[:len(full) - len(rel)]
+                break
     where = None
     for node in gm.graph.nodes:
-        frames = re.findall(r'File "([^"]*)", line \d+, in (\S+)', node.meta.get("stack_trace") or "")
+        frames = re.findall(r'File "([^"]*)", line (\d+), in (\S+)', node.meta.get("stack_trace") or "")
         if frames:
-            file, function = frames[-1]
-            resumed = re.match(r"torch_dynamo_resume_in_(\w+?)_at_\d+$", function)
-            where = (file, resumed.group(1) if resumed else function)
+            where = (frames[-1][0], int(frames[-1][1]))
             break
-    if found is None:
-        return prefixes.get(where, "")
-    prefixes[where] = found
-    return found
+    owners = [cls for cls, spans in classes.get("spans", {}).items()
+              if where and any(f == where[0] and lo <= where[1] <= hi for f, lo, hi in spans)]
+    if found is not None:
+        for cls in owners:
+            classes.setdefault("last", {})[cls] = found
+        return found
+    for cls in owners:
+        if cls in classes.get("last", {}):
+            return classes["last"][cls]
+        paths = classes["paths"].get(cls, [])
+        if len(paths) == 1:
+            return paths[0] + "." if paths[0] else ""
+    return ""
+
+
+def _module_classes(fn) -> dict:
+    """For :func:`_prefix`: each module class of ``fn`` -> the span of lines of its ``forward``,
+    and its instances' paths."""
+    import inspect
+
+    spans: dict = {}
+    paths: dict = {}
+    if isinstance(fn, torch.nn.Module):
+        for path, module in fn.named_modules():
+            cls = type(module)
+            paths.setdefault(cls, []).append(path)
+            if cls in spans:
+                continue
+            try:
+                lines, first = inspect.getsourcelines(cls.forward)
+                spans[cls] = [(inspect.getsourcefile(cls.forward), first, first + len(lines) - 1)]
+            except (OSError, TypeError):
+                spans[cls] = []
+    return {"spans": spans, "paths": paths, "last": {}}
 
 
 def _events(recorder, reasons: list) -> list:

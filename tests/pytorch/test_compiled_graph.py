@@ -47,6 +47,24 @@ class Breaks(nn.Module):
         return self.head(x).sigmoid()
 
 
+class Logs(nn.Module):
+    def forward(self, x):
+        x = x.relu() + 1
+        print("in block")  # a break in a module called twice, on inputs of two shapes
+        return x * 2
+
+
+class CallsTwice(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Logs()
+
+    def forward(self, x):
+        a = self.block(x)
+        b = self.block(x[:, :3])  # another shape: the block's frames are compiled again
+        return a.sum() + b.sum()
+
+
 _RUNS: dict = {}
 
 
@@ -200,3 +218,22 @@ def test_hugging_face_model_under_inductor_every_computing_op_has_its_kernel(tmp
     # the projections' matmuls are extern calls, the norms' pointwise ops fused kernels
     q = [n for n in ops if "/LlamaAttention[self_attn]/Linear[q_proj]/" in n.name and n.op == "aten::mm"]
     assert q and all(n.attr["_kernel"].s.decode() == "extern_kernels.mm" for n in q)
+
+
+def test_recompilations_are_counted_and_values_flow_between_graphs(tmp_path):
+    """The block's frame (and its resumed half) compiled again for the second shape: 2
+    recompilations. Each op sits in its module call, a frame with no parameter of its own too
+    (found by its ``self``, or by the ``forward`` holding its lines when Dynamo resumed it); a
+    value made by one graph and read by a later one is an edge from the op that made it."""
+    torch._dynamo.reset()
+    with torch.no_grad():
+        graph_def, summary = add_compiled_graph(str(tmp_path), CallsTwice(), (torch.rand(2, 4),), backend="eager")
+    torch._dynamo.reset()
+    assert summary.recompilations == 2 and summary.graphs == 6
+    by_name = {n.name: n for n in graph_def.node}
+    block_ops = [n for n in graph_def.node if n.op in ("aten::relu", "aten::mul")]
+    assert block_ops and all(n.name.startswith("CallsTwice/Logs[block]/") for n in block_ops)
+    assert by_name["CallsTwice/slice"].input[0] == "input/x"  # the call's input, read again later
+    sums = [n for n in graph_def.node if n.op == "aten::sum"]
+    assert {i for n in sums for i in n.input} == {"CallsTwice/Logs[block]/mul", "CallsTwice/Logs[block]/mul_1"}
+    assert len([n for n in graph_def.node if n.op == "IO Node" and n.name.startswith("input/")]) == 1
