@@ -361,10 +361,10 @@ def name_ops(ops, roles: dict, outputs: list) -> Names:
 
     training = len(model) != len(ops)
     readers: dict[str, list[int]] = {}
-    for i, op in enumerate(ops):
+    for i, op in enumerate(ops if training else ()):
         for r in op.refs:
             readers.setdefault(r, []).append(i)
-    forward_scopes = {final[i] for i in model}
+    forward_scopes = {final[i] for i in model} if training else set()
     placeholders = {}
     for placeholder, (role, target) in roles.items():
         if role == "IO Node":
