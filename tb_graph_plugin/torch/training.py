@@ -14,16 +14,17 @@ Issue 41. The steps, in order:
    (``foreach=False``; ``torch.compiler`` flagged as compiling so ``step`` stays a tensor, as
    under ``torch.compile``). Fake tensors: nothing real is read or written, so the model's
    parameters, gradients and buffers and the optimizer's state are left as they were;
-3. the phases split at ``record_function`` markers; each op gets ``meta["custom"]``:
+3. (``training_program.annotate``) the phases split at ``record_function`` markers; each op gets ``meta["custom"]``:
    ``tb_phase`` (``forward`` / ``loss`` / ``backward`` / ``optimizer``), for a backward op the
    forward op it comes from (``tb_forward``), for an optimizer op the parameter it updates
    (``tb_param``: the one parameter its inputs come from, by dataflow);
-4. the graph serialized with torch's own ``GraphModuleSerializer`` (the export JSON schema) and
+4. (``training_program.serialize``) the graph serialized with torch's own
+   ``GraphModuleSerializer`` (the export JSON schema) and
    a signature saying which placeholder is a parameter, buffer, constant, user input or
    optimizer state (``optimizer_state``: an extension of the schema read by
    ``ingest/exported_program.py``, which names every op).
 
-Private torch APIs used (all stable across 2.4-2.13, each imported in one place here):
+Private torch APIs used (checked on torch 2.13 only):
 ``torch._functorch._aot_autograd.logging_utils.setup_stacktrace_preservation_hooks``,
 ``torch.fx.traceback.preserve_node_meta`` (public module, not in the documented API),
 ``torch.compiler._is_compiling_flag``, ``torch._export.serde.serialize.GraphModuleSerializer``,
@@ -38,19 +39,15 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import json
 import warnings
-from typing import Any, Optional
 
 import torch
 
 from tb_graph_plugin.torch.capture import CaptureError, _bind_positional, _use_cache_off
+from tb_graph_plugin.torch.training_program import MARK, WRAPPED, annotate, serialize
 
 __all__ = ["training_step_json"]
 
-_WRAPPED = "model"
-_MARK = "tb_graph_plugin."
-_PASS_THROUGH = {"aten.detach.default", "aten.alias.default", "aten.lift_fresh_copy.default"}
 
 
 class _WithLoss(torch.nn.Module):
@@ -146,8 +143,8 @@ def _trace(program, user_inputs: tuple, optimizer, opt_paths: list, state_keys: 
         else:
             raise CaptureError(f"tb_graph_plugin.torch.add_graph: an input of kind {kind} cannot be traced "
                                "into a training step")
-    param_index = {s.target[len(_WRAPPED) + 1:]: i for i, s in enumerate(specs)
-                   if s.kind.name == "PARAMETER" and s.target.startswith(_WRAPPED + ".")}
+    param_index = {s.target[len(WRAPPED) + 1:]: i for i, s in enumerate(specs)
+                   if s.kind.name == "PARAMETER" and s.target.startswith(WRAPPED + ".")}
     loss_index = [i for i, s in enumerate(sig.output_specs) if s.kind.name in ("USER_OUTPUT", "LOSS_OUTPUT")][0]
     # the parameters that take a gradient: the optimizer's, else the model's trainable ones
     grad_paths = [p for p in (opt_paths or list(param_index)) if p in param_index and p in trainable]
@@ -159,16 +156,16 @@ def _trace(program, user_inputs: tuple, optimizer, opt_paths: list, state_keys: 
         params = [flat_inputs[param_index[p]] for p in grad_paths]
         for p in params:
             p.requires_grad_(True)
-        with torch.autograd.profiler.record_function(_MARK + "forward"), fx_traceback.preserve_node_meta():
+        with torch.autograd.profiler.record_function(MARK + "forward"), fx_traceback.preserve_node_meta():
             outs = torch.fx.Interpreter(gm).run(*flat_inputs)
         loss = outs[loss_index]
-        with torch.autograd.profiler.record_function(_MARK + "backward"):
+        with torch.autograd.profiler.record_function(MARK + "backward"):
             setup_stacktrace_preservation_hooks([loss.grad_fn])
             with fx_traceback.preserve_node_meta():
                 grads = torch.autograd.grad(loss, params, allow_unused=True)
         if optimizer is None:
             return [loss] + list(grads)
-        with torch.autograd.profiler.record_function(_MARK + "optimizer"), torch.no_grad():
+        with torch.autograd.profiler.record_function(MARK + "optimizer"), torch.no_grad():
             by_path = {path: flat_inputs[param_index[path]] for path in opt_paths}  # frozen ones too: no grad
             groups = [dict(options, params=[], **({"foreach": False} if "foreach" in options else {}))
                       for options in group_options]
@@ -196,132 +193,6 @@ def _trace(program, user_inputs: tuple, optimizer, opt_paths: list, state_keys: 
     return graph_module, specs, grad_paths
 
 
-def _phases(gm) -> dict:
-    """fx node -> phase (``forward``, ``backward``, ``optimizer``), from the ``record_function``
-    markers ``step`` put around each phase."""
-    phase_of = {}
-    current = None
-    for node in gm.graph.nodes:
-        if node.op != "call_function":
-            continue
-        if "record_function" in str(node.target):
-            label = str(node.args[0]) if "enter" in str(node.target) and node.args else ""
-            if label.startswith(_MARK):
-                current = label[len(_MARK):]
-            continue
-        phase_of[node] = current
-    return phase_of
-
-
-def _remove_markers(gm) -> None:
-    """The profiler's ``record_function`` enter/exit ops (ours and the optimizer's) are not drawn."""
-    nodes = [n for n in gm.graph.nodes if n.op == "call_function" and "record_function" in str(n.target)]
-    for node in reversed(nodes):  # an exit reads its enter
-        gm.graph.erase_node(node)
-
-
-def _unwrapped_stack(stack: dict) -> dict:
-    """``nn_module_stack`` without the ``_WithLoss`` level (its ``model.`` prefix removed)."""
-    out = {}
-    for key, (path, cls) in stack.items():
-        if path == "":
-            continue
-        out[key] = ("" if path == _WRAPPED else path[len(_WRAPPED) + 1:] if path.startswith(_WRAPPED + ".") else path, cls)
-    return out
-
-
-def _annotate(gm, specs, grad_paths: list, state_keys: list) -> None:
-    """Sets ``meta["custom"]`` on every op (module docstring, step 3); removes the markers and
-    the pass-through ops (``detach``, ``alias``: their readers read their input)."""
-    phase_of = _phases(gm)
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    n_flat = len(specs)
-    param_of_input: dict = {}
-    path_by_index = {}
-    for i, s in enumerate(specs):
-        if s.kind.name == "PARAMETER" and s.target.startswith(_WRAPPED + "."):
-            path_by_index[i] = s.target[len(_WRAPPED) + 1:]
-    for i, node in enumerate(placeholders[:n_flat]):
-        if i in path_by_index:
-            param_of_input[node] = path_by_index[i]
-    for (path, _key), node in zip(state_keys, placeholders[n_flat:]):
-        param_of_input[node] = path
-    # forward ops: the wrapper's own level removed; the loss is the wrapper's own ops
-    first_by_seq: dict = {}
-    for node in gm.graph.nodes:
-        if phase_of.get(node) != "forward":
-            continue
-        stack = node.meta.get("nn_module_stack") or {}
-        inner = _unwrapped_stack(stack)
-        phase = "forward" if inner else "loss"
-        node.meta["nn_module_stack"] = inner
-        node.meta["custom"] = {"tb_phase": phase}
-        if "seq_nr" in node.meta:
-            first_by_seq.setdefault(node.meta["seq_nr"], node)
-    output = next(n for n in gm.graph.nodes if n.op == "output")
-    returned = output.args[0]
-    grads_out = {g: path for g, path in zip(returned[1:1 + len(grad_paths)], grad_paths) if isinstance(g, torch.fx.Node)}
-    for node in gm.graph.nodes:
-        if phase_of.get(node) != "backward":
-            continue
-        fwd = first_by_seq.get(node.meta.get("seq_nr")) if node.meta.get("autograd_backward") else None
-        custom = {"tb_phase": "backward"}
-        if fwd is None and node.meta.get("seq_nr") is not None and not node.meta.get("autograd_backward"):
-            fwd = first_by_seq.get(node.meta.get("seq_nr"))  # the seed gradient (ones_like of the loss)
-        if fwd is not None:
-            custom["tb_forward"] = fwd.name
-            if fwd.meta.get("stack_trace"):
-                node.meta["stack_trace"] = fwd.meta["stack_trace"]
-        node.meta["nn_module_stack"] = {}
-        node.meta["custom"] = custom
-    for node in reversed(list(gm.graph.nodes)):
-        # a gradient summed over a tensor's uses: in the scope of the backward op that reads the
-        # sum (the tensor's producer's backward), as TF's ``AddN`` sits beside the op's gradient
-        if phase_of.get(node) == "backward" and node.meta.get("is_gradient_acc"):
-            reader = next((u for u in node.users if phase_of.get(u) == "backward"
-                           and "tb_forward" in u.meta.get("custom", {})), None)
-            if reader is not None:
-                node.meta["custom"]["tb_forward"] = reader.meta["custom"]["tb_forward"]
-                node.meta["stack_trace"] = reader.meta.get("stack_trace")
-    # optimizer ops: the one parameter their inputs come from
-    origin: dict = {}
-    for node in gm.graph.nodes:
-        if phase_of.get(node) != "optimizer":
-            continue
-        found = set()
-        for inp in node.all_input_nodes:
-            if inp in param_of_input:
-                found.add(param_of_input[inp])
-            elif phase_of.get(inp) == "optimizer":
-                found |= origin.get(inp, set())
-            elif phase_of.get(inp) == "backward" and inp in grads_out:
-                found.add(grads_out[inp])
-        origin[node] = found
-    for node in reversed(list(gm.graph.nodes)):  # a constant takes the parameter of its users
-        if phase_of.get(node) == "optimizer" and not origin.get(node):
-            users = set().union(*[origin.get(u, set()) for u in node.users]) if node.users else set()
-            if len(users) == 1:
-                origin[node] = users
-    for node in gm.graph.nodes:
-        if phase_of.get(node) == "optimizer":
-            custom = {"tb_phase": "optimizer"}
-            if len(origin.get(node, ())) == 1:
-                custom["tb_param"] = next(iter(origin[node]))
-            node.meta["nn_module_stack"] = {}
-            node.meta.pop("stack_trace", None)
-            node.meta["custom"] = custom
-    _remove_markers(gm)
-    for node in list(gm.graph.nodes):
-        if node.op == "call_function" and str(node.target).startswith("aten.") and \
-                _short(node.target) in _PASS_THROUGH and node.args and isinstance(node.args[0], torch.fx.Node):
-            node.replace_all_uses_with(node.args[0])
-            gm.graph.erase_node(node)
-
-
-def _short(target) -> str:
-    return str(target) if str(target).startswith("aten.") else f"aten.{target}"
-
-
 def training_step_json(model, args: tuple, kwargs: dict, loss_fn, optimizer=None) -> dict:
     """The program JSON of one training step (module docstring)."""
     kwargs = dict(kwargs)
@@ -343,63 +214,7 @@ def training_step_json(model, args: tuple, kwargs: dict, loss_fn, optimizer=None
         raise CaptureError("tb_graph_plugin.torch.add_graph could not trace the training step (forward, "
                            f"backward{', optimizer' if optimizer is not None else ''}): "
                            f"{type(e).__name__}: {str(e)[:400]}") from e
-    _annotate(gm, specs, grad_paths, state_keys)
-    return _serialize(gm, specs, state_keys, program)
+    annotate(gm, specs, grad_paths, state_keys)
+    return serialize(gm, specs, state_keys, program)
 
 
-def _serialize(gm, specs, state_keys: list, program) -> dict:
-    from torch._export.serde.serialize import GraphModuleSerializer, _to_json_bytes
-
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    input_specs = []
-    for node, spec in zip(placeholders, specs):
-        name = spec.arg.name if hasattr(spec.arg, "name") else node.name
-        node._rename(name)
-        target = spec.target or ""
-        if target.startswith(_WRAPPED + "."):
-            target = target[len(_WRAPPED) + 1:]
-        arg = {"name": node.name}
-        kind = spec.kind.name
-        if kind == "PARAMETER":
-            input_specs.append({"parameter": {"arg": arg, "parameter_name": target}})
-        elif kind == "BUFFER":
-            input_specs.append({"buffer": {"arg": arg, "buffer_name": target, "persistent": bool(spec.persistent)}})
-        elif kind == "CONSTANT_TENSOR":
-            input_specs.append({"tensor_constant": {"arg": arg, "tensor_constant_name": target}})
-        else:
-            input_specs.append({"user_input": {"arg": {"as_tensor": arg}}})
-    for node, (path, key) in zip(placeholders[len(specs):], state_keys):
-        node._rename("state_" + (path + "_" + str(key)).replace(".", "_"))
-        input_specs.append({"optimizer_state": {"arg": {"name": node.name}, "parameter_name": path,
-                                                "state_name": str(key)}})
-    _lift_constants(gm, input_specs)
-    gm.recompile()
-    graph = json.loads(_to_json_bytes(GraphModuleSerializer(None, []).serialize_graph(gm)))
-    output = next(n for n in gm.graph.nodes if n.op == "output")
-    loss = output.args[0][0]
-    output_specs = [{"user_output": {"arg": {"as_tensor": {"name": loss.name}}}}]
-    out_spec = [1, {"type": "builtins.dict", "context": json.dumps(["loss"]),
-                    "children_spec": [{"type": None, "context": None, "children_spec": []}]}]
-    return {"graph_module": {
-        "graph": graph,
-        "signature": {"input_specs": input_specs, "output_specs": output_specs},
-        "module_call_graph": [{"fqn": "", "signature": {"out_spec": json.dumps(out_spec)}}],
-    }}
-
-
-def _lift_constants(gm, input_specs: list) -> None:
-    """Tensors the trace made as constants (``get_attr``: a fresh optimizer's ``step =
-    torch.tensor(0.0)``) become constant inputs, as torch.export lifts them; the serializer
-    takes no ``get_attr``."""
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    for node in [n for n in gm.graph.nodes if n.op == "get_attr"]:
-        value = getattr(gm, str(node.target), None)
-        if not isinstance(value, torch.Tensor):
-            continue
-        with gm.graph.inserting_after(placeholders[-1]):
-            lifted = gm.graph.placeholder("c_" + str(node.target).lstrip("_"))
-        lifted.meta = dict(node.meta)
-        node.replace_all_uses_with(lifted)
-        gm.graph.erase_node(node)
-        placeholders.append(lifted)
-        input_specs.append({"tensor_constant": {"arg": {"name": lifted.name}, "tensor_constant_name": str(node.target)}})

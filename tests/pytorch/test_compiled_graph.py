@@ -237,3 +237,5 @@ def test_recompilations_are_counted_and_values_flow_between_graphs(tmp_path):
     sums = [n for n in graph_def.node if n.op == "aten::sum"]
     assert {i for n in sums for i in n.input} == {"CallsTwice/Logs[block]/mul", "CallsTwice/Logs[block]/mul_1"}
     assert len([n for n in graph_def.node if n.op == "IO Node" and n.name.startswith("input/")]) == 1
+    outputs = [n for n in graph_def.node if n.op == "IO Node" and n.name.startswith("output/")]
+    assert [list(n.input) for n in outputs] == [["CallsTwice/add"]]  # the call's result, not the block's
