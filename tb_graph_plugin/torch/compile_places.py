@@ -115,12 +115,18 @@ def module_classes(fn) -> dict:
 
 
 def frame_of(reason) -> tuple[str, str]:
-    """(``file.py:7 in forward``, the file) of the innermost user frame of a break."""
+    """(``file.py:7 in forward``, the file) of the innermost user frame of a break: the file from
+    the package down (after ``site-packages/``), else relative to the working directory when
+    under it, else as recorded."""
+    import os
+
     stack = list(getattr(reason, "user_stack", None) or [])
     if not stack:
         return "", ""
     f = stack[-1]
     short = f.filename.rsplit("site-packages/", 1)[-1]
+    if short == f.filename and f.filename.startswith(os.getcwd() + os.sep):
+        short = os.path.relpath(f.filename)
     return f"{short}:{f.lineno} in {f.name}", f.filename
 
 
@@ -129,22 +135,37 @@ def stack_text(reason) -> str:
     return "\n".join(f'  File "{f.filename}", line {f.lineno}, in {f.name}\n    {(f.line or "").strip()}' for f in stack)
 
 
-def break_stack(agm, reason) -> str:
-    """The serialized ``nn_module_stack`` of the last op before the break on the break's file and
-    function (the module call whose forward broke), else ""."""
+def break_stack(agm, reason, classes: dict, fn, root_module: str) -> str:
+    """The serialized ``nn_module_stack`` of the module call whose ``forward`` broke: the module
+    class whose ``forward`` holds the break's line (``classes``: :func:`module_classes`), in the
+    call of it the last op before the break ran in (``agm``, the graph before the break, if
+    any), else its instance last seen or its one instance; else ""."""
     stack = list(getattr(reason, "user_stack", None) or [])
     if not stack:
         return ""
     f = stack[-1]
-    best = None
-    for node in agm.graph.nodes:
-        trace = node.meta.get("stack_trace") or ""
-        frames = re.findall(r'File "([^"]*)", line (\d+), in (\S+)', trace)
-        if frames and frames[-1][0] == f.filename and frames[-1][2] == f.name and int(frames[-1][1]) <= f.lineno:
-            best = node
-    if best is None:
+    owners = {f"{cls.__module__}.{cls.__qualname__}": cls for cls, spans in classes.get("spans", {}).items()
+              if any(file == f.filename and lo <= f.lineno <= hi for file, lo, hi in spans)}
+    if not owners:
         return ""
-    return ";".join(f"{k},{p},{c}" for k, (p, c) in best.meta["nn_module_stack"].items())
+    found = None
+    for node in agm.graph.nodes if agm is not None else ():
+        entries = list((node.meta.get("nn_module_stack") or {}).items())
+        for i, (_key, (_path, qual)) in enumerate(entries):
+            if qual in owners:
+                found = entries[:i + 1]  # this op ran inside a call of the module that broke
+    if found is None:
+        cls = next(iter(owners.values()))
+        prefix = classes.get("last", {}).get(cls)
+        paths = classes.get("paths", {}).get(cls, [])
+        path = prefix[:-1] if prefix else (paths[0] if len(paths) == 1 else None)
+        if path is None:
+            return ""
+        levels = path.split(".") if path else []
+        found = [("L__self__", ("", root_module))] + [
+            ("L__self__" + ".".join(levels[:i + 1]), (".".join(levels[:i + 1]), class_of(fn, ".".join(levels[:i + 1]))))
+            for i in range(len(levels))]
+    return ";".join(f"{k},{p},{c}" for k, (p, c) in found)
 
 
 def events(recorder, reasons: list) -> list:

@@ -107,7 +107,7 @@ def compiled_program_json(fn, args: tuple, kwargs: dict, backend: Any = "inducto
             source, _file = frame_of(item)
             text = str(getattr(item, "reason", "")).strip().splitlines()[0] if getattr(item, "reason", "") else ""
             breaks.append((text, source))
-            stack = (break_stack(last_agm, item) if last_agm is not None else "") or "L__self__,," + root_module
+            stack = break_stack(last_agm, item, classes, fn, root_module) or "L__self__,," + root_module
             inputs = ([{"as_tensor": {"name": f"break_out_{len(breaks) - 1}"}}] if pending is not None else results)
             if pending is not None:
                 pending["outputs"] = inputs

@@ -239,3 +239,41 @@ def test_recompilations_are_counted_and_values_flow_between_graphs(tmp_path):
     assert len([n for n in graph_def.node if n.op == "IO Node" and n.name.startswith("input/")]) == 1
     outputs = [n for n in graph_def.node if n.op == "IO Node" and n.name.startswith("output/")]
     assert [list(n.input) for n in outputs] == [["CallsTwice/add"]]  # the call's result, not the block's
+
+
+class ClampsRarely(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = self.fc(x)
+        if x.abs().max().item() > 100:  # not taken: the resumed frame traces nothing
+            x = x.clamp(-100, 100)
+        return x
+
+
+class PrintsAfter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = ClampsRarely()
+
+    def forward(self, x):
+        x = self.block(x)
+        print("logging")  # straight after the block's break: no graph between the two breaks
+        return x.sigmoid()
+
+
+def test_each_break_is_named_in_the_module_whose_forward_holds_its_line(tmp_path):
+    """Two breaks with no graph between them: the print is the root's (its forward holds the
+    line), not the block's whose ops ran last."""
+    torch._dynamo.reset()
+    with torch.no_grad():
+        graph_def, summary = add_compiled_graph(str(tmp_path), PrintsAfter(), (torch.rand(2, 8),), backend="eager")
+    torch._dynamo.reset()
+    breaks = [n for n in graph_def.node if n.op == "graph_break"]
+    assert [n.name for n in breaks] == ["PrintsAfter/ClampsRarely[block]/graph_break", "PrintsAfter/graph_break"]
+    assert breaks[1].input == [breaks[0].name]  # one after the other
+    # sources relative to the working directory (pytest runs from the repository root)
+    assert all(s.startswith("tests/pytorch/test_compiled_graph.py:") and s.endswith(" in forward")
+               for _, s in summary.breaks), summary.breaks
