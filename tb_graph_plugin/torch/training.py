@@ -156,10 +156,11 @@ def _trace(program, user_inputs: tuple, optimizer, opt_paths: list, state_keys: 
         params = [flat_inputs[param_index[p]] for p in grad_paths]
         for p in params:
             p.requires_grad_(True)
-        with torch.autograd.profiler.record_function(MARK + "forward"), fx_traceback.preserve_node_meta():
+        with torch.autograd.profiler.record_function(MARK + "forward"), fx_traceback.preserve_node_meta(), \
+                torch.enable_grad():  # a training step, also when called under torch.no_grad()
             outs = torch.fx.Interpreter(gm).run(*flat_inputs)
         loss = outs[loss_index]
-        with torch.autograd.profiler.record_function(MARK + "backward"):
+        with torch.autograd.profiler.record_function(MARK + "backward"), torch.enable_grad():
             setup_stacktrace_preservation_hooks([loss.grad_fn])
             with fx_traceback.preserve_node_meta():
                 grads = torch.autograd.grad(loss, params, allow_unused=True)

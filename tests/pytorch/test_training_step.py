@@ -269,3 +269,12 @@ def test_frozen_parameters_in_the_optimizer_take_no_gradient_and_no_update(tmp_p
     assert not [n for n in names if n.startswith("optimizer/head/")]
     assert [n for n in names if n.startswith("optimizer/stem/weight/")]
     assert not [n for n in names if n.startswith("backward/SmallCNN/Linear[head]/") and n.endswith(("/t_1", "/sum"))]
+
+
+def test_called_under_no_grad_it_still_draws_the_backward(tmp_path):
+    model, args, kwargs, loss_fn, optimizer = _cnn()
+    with torch.no_grad():
+        graph_def = add_graph(str(tmp_path), model, args, kwargs, loss_fn=loss_fn, optimizer=optimizer)
+    names = [n.name for n in graph_def.node]
+    assert [n for n in names if n.startswith("backward/SmallCNN/Conv2d[stem]/")]
+    assert [n for n in names if n.startswith("optimizer/stem/weight/")]
