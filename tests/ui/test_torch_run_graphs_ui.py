@@ -114,5 +114,7 @@ def test_compiled_graph_breaks_are_found_by_search_with_reason_and_source(browse
         page.screenshot(path=str(SCREENSHOTS / "torch_compiled_graphs_coloured.png"))
         first, last = fills(frame, "Breaks/Inner[inner]/relu"), fills(frame, "Breaks/sigmoid")
         assert first and last and first != last, (first, last)
+        # the tag's own colours (one per graph) are its default scale
+        assert frame.input_value("[data-nd=scale]") == "thresholds"
     finally:
         context.close()
