@@ -28,6 +28,8 @@ DEMO_KINDS = (
     "tf2_multi_function_trace",
     "hf_llama_export",
     "torch_node_data",
+    "torch_train_step",
+    "torch_compiled",
 )
 
 

@@ -67,6 +67,8 @@ EXPECTED: dict[str, dict[str, dict[str, set[str]]]] = {
     "hf_t5_wrapped": {"hf_t5_wrapped": {RUN_GRAPH: {"__run_graph__"}, TAGGED: {"step1"}}},
     "hf_llama_export": {"hf_llama_export": {RUN_GRAPH: {"__run_graph__"}}},
     "torch_node_data": {"torch_node_data": {RUN_GRAPH: {"__run_graph__"}}},
+    "torch_train_step": {"torch_train_step": {RUN_GRAPH: {"__run_graph__"}}},
+    "torch_compiled": {"torch_compiled": {RUN_GRAPH: {"__run_graph__"}}},
     "tf1_towers": {run: {RUN_GRAPH: {"__run_graph__"}} for run in ("towers", "towers_rewired", "towers_renamed",
                                                                    "towers_preprocessed", "towers_deep")},
     "keras_diff_pair": {"base": {OP_GRAPH: {"forward"}}, "changed": {OP_GRAPH: {"forward"}}},
@@ -718,6 +720,82 @@ def write_hf_llama_export(outdir: Path, layers: int | None = None) -> Path:
     return run
 
 
+def write_torch_train_step(outdir: Path, layers: int | None = None) -> Path:
+    """One training step of a Hugging Face LLaMA (4 layers, width 32) with AdamW, after one real
+    step, written by ``tb_graph_plugin.torch.add_graph(..., loss_fn=, optimizer=)``: forward,
+    ``loss/``, ``backward/``, ``optimizer/`` (issue 41)."""
+    _tensorboard_without_tf()
+    import torch
+    import transformers
+
+    from tb_graph_plugin.torch import add_graph
+
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(vocab_size=100, hidden_size=32, intermediate_size=64,
+                                      num_hidden_layers=layers or 4, num_attention_heads=4, num_key_value_heads=2,
+                                      max_position_embeddings=64, bos_token_id=0, eos_token_id=0)
+    model = transformers.LlamaForCausalLM(config)
+    ids, labels = torch.randint(0, 100, (2, 8)), torch.randint(0, 100, (2, 8))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+    def loss_fn(out):
+        return torch.nn.functional.cross_entropy(out.logits.flatten(0, 1), labels.flatten())
+
+    loss_fn(model(ids)).backward()
+    optimizer.step()
+    run = fresh_run_dir(Path(outdir) / "torch_train_step")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        add_graph(str(run), model, (ids,), loss_fn=loss_fn, optimizer=optimizer)
+    return run
+
+
+def write_torch_compiled(outdir: Path, layers: int | None = None) -> Path:
+    """What ``torch.compile`` (Inductor, CPU) makes of a small module with 2 graph breaks (an
+    ``.item()`` branch in a block, a ``print``), written by
+    ``tb_graph_plugin.torch.add_compiled_graph``: graph indices, ``graph_break`` ops, kernels, and
+    node data tags ``compiled_graph`` and ``kernel`` (issue 41)."""
+    _tensorboard_without_tf()
+    import contextlib
+    import io
+
+    import torch
+    from torch import nn
+
+    from tb_graph_plugin.torch import add_compiled_graph
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(16, 16)
+            self.norm = nn.LayerNorm(16)
+
+        def forward(self, x):
+            x = self.norm(torch.relu(self.fc(x)) + x)
+            if x.abs().max().item() > 10:  # a value read in Python: a graph break
+                x = x.clamp(-10, 10)
+            return x
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+            self.head = nn.Linear(16, 4)
+
+        def forward(self, x):
+            x = self.block(x)
+            print("logging", x.shape)  # a print: a graph break
+            return self.head(x).softmax(-1)
+
+    torch.manual_seed(0)
+    run = fresh_run_dir(Path(outdir) / "torch_compiled")
+    torch._dynamo.reset()
+    with warnings.catch_warnings(), torch.no_grad(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        add_compiled_graph(str(run), Model().eval(), (torch.rand(4, 16),), backend="inductor")
+    return run
+
+
 NAN_STEP = 3  # write_torch_node_data: the step at which NAN_MODULE's output is NaN
 NAN_MODULE = "TinyNet/Sequential[layer2]/Block[0]"
 
@@ -930,6 +1008,8 @@ WRITERS: dict[str, Callable[..., Path]] = {
     "hf_llama_export": write_hf_llama_export,
     "keras_diff_pair": write_keras_diff_pair,
     "torch_node_data": write_torch_node_data,
+    "torch_train_step": write_torch_train_step,
+    "torch_compiled": write_torch_compiled,
     "tf1_towers": write_tf1_towers,
 }
 

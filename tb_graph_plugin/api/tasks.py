@@ -410,6 +410,7 @@ def graph_report(state: GraphState) -> dict:
         "module_references": len(references),
         "duplicate_names": slim.duplicate_names[:20],
         "unmatched_step_stats": state.unmatched_stats,
+        "graph_breaks": slim.ops.count("graph_break"),  # torch.compile's (tb_graph_plugin.torch.add_compiled_graph)
     }
 
 

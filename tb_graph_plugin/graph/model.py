@@ -86,7 +86,7 @@ class SlimGraphOptions:
     torch_noise_ops: frozenset = frozenset(
         {"prim::GetAttr", "prim::ListConstruct", "prim::Constant", "prim::TupleConstruct",
          # tb_graph_plugin.torch / .pt2: parameters, buffers, lifted constants (ingest/exported_program.py)
-         "torch::parameter", "torch::buffer", "torch::constant",
+         "torch::parameter", "torch::buffer", "torch::constant", "torch::optimizer_state",
          # tb_graph_plugin.jax / .mlir: parameters by pytree path (ingest/jax_program.py), and
          # StableHLO constants (ingest/stablehlo.py)
          "jax::parameter", "stablehlo::constant"}

@@ -4,7 +4,7 @@ Pre-condition: a built Hierarchy. Post-condition: a dict of plain JSON values wi
 ``ops`` (ops in the GraphDef, function library included), ``main_ops``, ``embeddings``,
 ``edges`` (base edges), ``dangling_inputs`` (inputs naming absent nodes, PyTorch module
 references not counted), ``module_references`` (those: ``SlimGraph.split_dangling``, the counts
-``/scene``'s stats give), ``top_level`` (root children: ``name``, ``kind``
+``/scene``'s stats give), ``graph_breaks`` (ops of type ``graph_break``: torch.compile's), ``top_level`` (root children: ``name``, ``kind``
 op|meta|series, ``cardinality``, ``template``, and ``op`` for ops), ``templates`` (template id
 -> group names), ``series`` (``name``, ``kind``, ``members``), ``inferred_groups``,
 ``functions``, ``op_histogram`` and ``timings``.
@@ -54,6 +54,7 @@ def summarize(h: Hierarchy) -> dict[str, Any]:
         "edges": slim.n_edges,
         "dangling_inputs": len(dangling),
         "module_references": len(references),
+        "graph_breaks": slim.ops.count("graph_break"),
         "groups": len(h.groups) - 1,
         "top_level": top,
         "templates": {tid: [h.name_of(g) for g in members] for tid, members in h.templates.items()},

@@ -23,6 +23,17 @@ Naming (the same for ``.onnx`` files, ``ingest/onnx_model.py``), built in ``torc
   (``Linear[q_proj]/weight``), drawn beside their consumer; user inputs ``input/<arg>`` and
   outputs ``output/<field>`` are ``IO Node`` ops, as torch's ``SummaryWriter.add_graph`` writes.
 
+A training step (``tb_graph_plugin.torch.add_graph(..., loss_fn=...)``, ``torch/training.py``)
+is the same JSON with each node's ``metadata.custom`` holding ``tb_phase`` (``forward``, ``loss``,
+``backward``, ``optimizer``), ``tb_forward`` (a backward op's forward op) and ``tb_param`` (an
+optimizer op's parameter), and input specs of kind ``optimizer_state`` (``parameter_name``,
+``state_name``), op type ``torch::optimizer_state``: ``loss/``, ``backward/`` + the forward scope,
+``optimizer/`` + the parameter path (``torch_scopes`` step 4). What ``torch.compile`` made of a
+call (``tb_graph_plugin.torch.add_compiled_graph``, ``torch/compiled.py``) is the same JSON with
+``custom`` ``tb_compiled_graph`` (attr ``_compiled_graph``), ``tb_kernel`` (attr ``_kernel``) and,
+for a break, ``tb_graph_break`` with ``reason`` and ``source``: op type ``graph_break``
+(``_compile_attrs``).
+
 Attrs: ``_output_shapes`` (-1 for symbolic sizes), ``T`` / ``dtype``, the op's scalar arguments
 by name, ``_target`` (``aten.add.Tensor``), ``_module_class``, ``_module_path``, ``_source``
 (``file:line in function`` of the innermost ``forward`` frame) and ``_source_line``.
@@ -46,7 +57,8 @@ from tb_graph_plugin.ingest import torch_scopes
 
 __all__ = ["exported_program_to_graph_def", "TorchOp", "PARAMETER_OP_TYPES"]
 
-PARAMETER_OP_TYPES = frozenset({"torch::parameter", "torch::buffer", "torch::constant"})
+OPTIMIZER_STATE_OP = "torch::optimizer_state"
+PARAMETER_OP_TYPES = frozenset({"torch::parameter", "torch::buffer", "torch::constant", OPTIMIZER_STATE_OP})
 IO_OP = "IO Node"
 
 # torch/_export/serde/schema.py ScalarType -> TensorFlow DataType (types.proto) and a name
@@ -72,6 +84,10 @@ class TorchOp:
     outputs: list  # output names in order (None where an output is absent)
     module_stack: list  # [(key, path, class qualname)], outermost first
     frame: Optional[torch_scopes.Frame]  # the innermost recorded ``forward`` frame
+    phase: str = ""  # a training step's ``forward`` / ``loss`` / ``backward`` / ``optimizer``; "" otherwise
+    forward: str = ""  # a backward op: the fx name of the forward op it differentiates
+    param: str = ""  # an optimizer op: the parameter path it updates
+    custom: dict = dataclasses.field(default_factory=dict)  # the node's ``custom`` metadata
 
 
 def exported_program_to_graph_def(program: Any, what: str) -> graph_pb2.GraphDef:
@@ -112,12 +128,28 @@ def _convert(program: dict) -> graph_pb2.GraphDef:
         node = out.node.add(name=names.ops[op.name], op=f"{op.namespace}::{op.op}")
         node.input.extend(producer[r] for r in op.refs if r in producer)
         _op_attrs(node, op, tensors)
+        _compile_attrs(node, op)
     for ref, out_name in names.outputs:
         node = out.node.add(name=out_name, op=IO_OP)
         if ref in producer:
             node.input.append(producer[ref])
             _tensor_attrs(node, tensors.get(ref), "dtype")
     return out
+
+
+def _compile_attrs(node, op: TorchOp) -> None:
+    """``tb_graph_plugin.torch.add_compiled_graph``'s facts: the Dynamo graph index of every op
+    (``_compiled_graph``), the Inductor kernel it went into (``_kernel``), and a graph break as
+    op type ``graph_break`` with its ``reason`` and ``source``."""
+    custom = op.custom
+    if isinstance(custom.get("tb_compiled_graph"), int):
+        node.attr["_compiled_graph"].i = custom["tb_compiled_graph"]
+    if custom.get("tb_kernel"):
+        node.attr["_kernel"].s = str(custom["tb_kernel"]).encode()
+    if custom.get("tb_graph_break"):
+        node.op = "graph_break"
+        node.attr["reason"].s = str(custom.get("reason") or "").encode()
+        node.attr["source"].s = str(custom.get("source") or "").encode()
 
 
 def _read_op(node: dict) -> Optional[TorchOp]:
@@ -145,10 +177,23 @@ def _read_op(node: dict) -> Optional[TorchOp]:
     for arg in node.get("outputs") or []:
         _collect_outputs(arg, outputs)
     meta = node.get("metadata") or {}
+    custom = _custom(meta)
     return TorchOp(name=str(node.get("name") or (outputs[0] if outputs and outputs[0] else target)),
                    namespace=namespace, op=op, target=short, refs=refs, scalars=scalars,
                    outputs=outputs, module_stack=parse_module_stack(meta.get("nn_module_stack") or ""),
-                   frame=torch_scopes.last_frame(str(meta.get("stack_trace") or "")))
+                   frame=torch_scopes.last_frame(str(meta.get("stack_trace") or "")),
+                   phase=str(custom.get("tb_phase") or ""), forward=str(custom.get("tb_forward") or ""),
+                   param=str(custom.get("tb_param") or ""), custom=custom)
+
+
+def _custom(meta: dict) -> dict:
+    """A node's ``custom`` metadata (a JSON object; ``tb_graph_plugin.torch.training`` writes
+    ``tb_phase``, ``tb_forward`` and ``tb_param`` there), else empty."""
+    try:
+        custom = json.loads(meta.get("custom") or "{}")
+    except (TypeError, ValueError):
+        return {}
+    return custom if isinstance(custom, dict) else {}
 
 
 def parse_module_stack(text: str) -> list[tuple[str, str, str]]:
@@ -228,6 +273,8 @@ def _placeholder_roles(signature: dict) -> dict[str, tuple[str, str]]:
             roles[body["arg"]["name"]] = ("torch::buffer", str(body["buffer_name"]))
         elif kind == "tensor_constant":
             roles[body["arg"]["name"]] = ("torch::constant", str(body["tensor_constant_name"]))
+        elif kind == "optimizer_state":  # tb_graph_plugin.torch.training's extension
+            roles[body["arg"]["name"]] = (OPTIMIZER_STATE_OP, f"{body['parameter_name']}:{body['state_name']}")
         elif kind == "user_input":
             refs: list = []
             _collect_refs(body["arg"], refs)

@@ -1,7 +1,7 @@
 """Names for a torch.export program's ops: one scope per module call, glue named by its function.
 
 Used by ``ingest/exported_program.py`` (see its docstring for the naming it produces). Three
-steps, in order:
+steps, in order (a fourth for a training step's other phases):
 
 1. ``module scopes``: each op's ``nn_module_stack`` (outermost first) -> ``Root/Class[attr]/...``.
    torch numbers calls per module path over the whole program (``enc.fc@1`` is the second
@@ -24,6 +24,14 @@ steps, in order:
    their attribute in their module's first call; inputs ``input/<arg>``, outputs
    ``output/<field>``.
 
+4. ``training step`` (ops with a ``phase``, ``tb_graph_plugin.torch.training``): steps 1b and 2 see
+   the forward ops only; the loss's ops are in ``loss``; a backward op is in ``backward/`` + the
+   final scope of the forward op it differentiates (``backward/Net/Conv2d[conv]``, as TF's
+   ``gradients/`` mirrors the forward); an optimizer op in ``optimizer/`` + its parameter's path
+   with dots as slashes (``optimizer/fc/weight``), the optimizer's state there too
+   (``optimizer/fc/weight/momentum_buffer``); a constant no forward op reads (the loss's
+   targets, a fresh optimizer's ``step``) beside its first reader (``loss/lifted_tensor_0``).
+
 Pre: ops in execution order (a torch.export graph's node order). Post: every op, placeholder
 and output has a distinct name; no name is also a scope of another name.
 """
@@ -36,6 +44,8 @@ import re
 from typing import Optional
 
 __all__ = ["Frame", "Names", "call_scope", "last_frame", "callee", "name_ops"]
+
+OPTIMIZER_STATE = "torch::optimizer_state"
 
 _FRAME = re.compile(r'File "([^"\n]*)", line (\d+), in ([^\n]*)(?:\n([^\n]*))?')
 _NOT_GLUE = frozenset(dir(builtins)) | {"super"}
@@ -293,12 +303,46 @@ def _closes_no_cycle(ops, members: list[int], producer: dict[str, int]) -> bool:
     return True
 
 
+def _optimizer_scope(path: str) -> str:
+    """``optimizer/`` + a parameter's path with dots as slashes (``optimizer/fc/weight``)."""
+    return "optimizer/" + "/".join(_component(p) for p in path.split(".")) if path else "optimizer"
+
+
+def _training_scopes(ops, final: list) -> None:
+    """Step 4, a training step's other phases (``tb_graph_plugin.torch.training``): the loss's
+    ops in ``loss``; a backward op in ``backward/`` + the scope of the forward op it
+    differentiates (``backward/Net/Conv2d[conv]``, ``backward/loss``), else ``backward``; an
+    optimizer op in ``optimizer/`` + its parameter's path (``optimizer/fc/weight``), else
+    ``optimizer``. Updates ``final`` (the forward ops' scopes) in place."""
+    for i, op in enumerate(ops):
+        if op.phase == "loss":
+            final[i] = "loss"
+    scope_of = {op.name: final[i] for i, op in enumerate(ops) if op.phase in ("", "forward", "loss")}
+    for i, op in enumerate(ops):
+        if op.phase == "backward":
+            final[i] = "backward/" + scope_of[op.forward] if op.forward in scope_of else "backward"
+        elif op.phase == "optimizer":
+            final[i] = _optimizer_scope(op.param)
+
+
 def name_ops(ops, roles: dict, outputs: list) -> Names:
-    """Names of every op, placeholder and output (module docstring, steps 1-3)."""
+    """Names of every op, placeholder and output (module docstring, steps 1-3; step 4 for the
+    ops of a training step)."""
     root, scopes, paths, first_scope, called = _module_scopes(ops)
-    _dissolve_interleaved(ops, scopes, first_scope, _producers(ops))
-    glue = _glue(ops, scopes, paths, called)
-    final = [glue.get(i, s) for i, s in enumerate(scopes)]
+    model = [i for i, op in enumerate(ops) if getattr(op, "phase", "") in ("", "forward")]
+    if len(model) == len(ops):
+        _dissolve_interleaved(ops, scopes, first_scope, _producers(ops))
+        glue = _glue(ops, scopes, paths, called)
+        final = [glue.get(i, s) for i, s in enumerate(scopes)]
+    else:
+        fops = [ops[i] for i in model]
+        fscopes = [scopes[i] for i in model]
+        _dissolve_interleaved(fops, fscopes, first_scope, _producers(fops))
+        glue = _glue(fops, fscopes, [paths[i] for i in model], called)
+        final = list(scopes)
+        for k, i in enumerate(model):
+            final[i] = glue.get(k, fscopes[k])
+        _training_scopes(ops, final)
     taken: set[str] = set()
     for scope in set(final) | set(first_scope.values()):
         parts = scope.split("/")
@@ -315,11 +359,28 @@ def name_ops(ops, roles: dict, outputs: list) -> Names:
                 taken.add(name)
                 return name
 
+    training = len(model) != len(ops)
+    readers: dict[str, list[int]] = {}
+    for i, op in enumerate(ops if training else ()):
+        for r in op.refs:
+            readers.setdefault(r, []).append(i)
+    forward_scopes = {final[i] for i in model} if training else set()
     placeholders = {}
     for placeholder, (role, target) in roles.items():
         if role == "IO Node":
             placeholders[placeholder] = unique("input", target)
             continue
+        if role == OPTIMIZER_STATE:
+            path, _, state = target.partition(":")
+            placeholders[placeholder] = unique(_optimizer_scope(path), state)
+            continue
+        if training and role == "torch::constant" and "." not in target:
+            scopes_read = [final[i] for i in readers.get(placeholder, ())]
+            if scopes_read and not (set(scopes_read) & forward_scopes):
+                # a constant only the loss (and its backward) or one parameter's update reads (the
+                # loss's targets, a fresh optimizer's ``step``): beside its first reader, not at the root
+                placeholders[placeholder] = unique(scopes_read[0], target.lstrip("_"))
+                continue
         owner, _, attr = target.rpartition(".")
         rest = [attr]
         while owner and owner not in first_scope:

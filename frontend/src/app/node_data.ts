@@ -62,6 +62,7 @@ export class NodeDataPanel {
   private step: number | null = null;
   private seq = 0;
   private readonly settings = new Map<string, NodeDataSettings>(); // per tag
+  private readonly seeded = new Set<string>(); // tags whose first answer chose their scale
   private info: { box: HTMLElement; name: string; still: () => boolean } | null = null; // the info pane shown
 
   constructor(private readonly host: NodeDataHost, private readonly colorSelect: HTMLSelectElement) {
@@ -202,6 +203,20 @@ export class NodeDataPanel {
     return s;
   }
 
+  /** A tag that carries its own colours (its writer's thresholds: ``node_data(..., thresholds=)``,
+   * a Model Explorer JSON's, add_compiled_graph's one colour per graph and kernel) opens on the
+   * thresholds scale, once per tag; the user's choice is kept after that. */
+  private seedScale(cur: { run: string; tag: string }, a: NodeDataAnswer): void {
+    const key = JSON.stringify([cur.run, cur.tag]);
+    if (this.seeded.has(key)) return;
+    this.seeded.add(key);
+    const s = this.settingsOf();
+    if (a.thresholds.length && !s.thresholds.length && s.scale === "sequential") {
+      s.scale = "thresholds";
+      this.scaleSel.value = "thresholds";
+    }
+  }
+
   private settingsChanged(): void {
     const s = this.settingsOf();
     s.scale = this.scaleSel.value as NodeDataScale;
@@ -221,6 +236,7 @@ export class NodeDataPanel {
       }, () => seq === this.seq);
       if (seq !== this.seq) return;
       this.answer = a;
+      this.seedScale(cur, a);
       this.render(a);
       this.host.changed();
       document.body.dataset.nodeDataState = "ready";

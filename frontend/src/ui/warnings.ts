@@ -1,5 +1,6 @@
 // The graph's warnings in one line above the canvas: inputs naming missing nodes, duplicate
-// node names, profile stats that matched no node, edges reversed to break cycles. Read from
+// node names, profile stats that matched no node, torch.compile graph breaks, edges reversed to
+// break cycles. Read from
 // scene.stats (filled by the server's scene task) and the scene's edges. For an uploaded graph
 // the line also says what the upload opened (UploadAnswer.source) and what the server skipped
 // reading it (UploadAnswer.warnings: an event file's corrupt records, ...). Text only.
@@ -31,6 +32,8 @@ export function sceneWarnings(model: SceneModel | null): { text: string; detail:
   if (nDups) out.push({ text: `${plural(nDups, "duplicate node name", "duplicate node names")} (first kept)${examples(dups, nDups)}`, detail: dups.join("\n") });
   const unmatched = num(st.unmatched_step_stats);
   if (unmatched) out.push({ text: `${plural(unmatched, "profile entry matches", "profile entries match")} no node`, detail: "" });
+  const breaks = num(st.graph_breaks);
+  if (breaks) out.push({ text: `${plural(breaks, "torch.compile graph break", "torch.compile graph breaks")} (search graph_break)`, detail: "" });
   const reversed = model.reversedEdges;
   if (reversed) out.push({ text: `${plural(reversed, "edge drawn reversed", "edges drawn reversed")} to break cycles`, detail: "" });
   return out;

@@ -20,6 +20,9 @@ position-id and embedding ops), and the series ``ViTLayer[0-11]`` that is all a 
 holds (it showed as one closed stack: issue 23). So is a group that is all its parent holds
 (opening the parent showed one box: a Swin's ``encoder`` is its ``layers``).
 
+A training step's ``backward`` and ``optimizer`` (beside its ``loss``) stay one box each: they
+mirror the forward's tree, which opens (``_is_step_mirror``).
+
 A series of more than ``MAX_SERIES`` (12) members is not opened: it is one box labelled with its
 range (``LlamaDecoderLayer[0-79]``); its 80 members in columns read as nothing (issue 40).
 
@@ -137,7 +140,7 @@ def _first_view_ids(h: Hierarchy, max_children: int = 8, min_share: float = 0.6,
         read.append(gid)
         children = [c for c in h.group(gid).children if not _is_library_function(h, c)]
         total = sum(h.cardinality(c) for c in children)
-        groups = [c for c in children if h.is_group(c) and h.cardinality(c) > 1]
+        groups = [c for c in children if h.is_group(c) and h.cardinality(c) > 1 and not _is_step_mirror(h, c)]
         if not groups:
             break
         best = max(groups, key=h.cardinality)
@@ -258,7 +261,21 @@ def _area(h: Hierarchy, node: int) -> float:
 
 
 def _openable(h: Hierarchy, gid: int, max_series: int) -> bool:
-    return h.cardinality(gid) > 1 and not _is_long_series(h, gid, max_series)
+    return h.cardinality(gid) > 1 and not _is_long_series(h, gid, max_series) and not _is_step_mirror(h, gid)
+
+
+# a training step's phases that mirror the forward (tb_graph_plugin.torch.training)
+_STEP_MIRRORS = frozenset({"backward", "optimizer"})
+
+
+def _is_step_mirror(h: Hierarchy, gid: int) -> bool:
+    """``backward`` or ``optimizer`` at the top of a training step (beside ``loss``): they mirror
+    the forward's module tree (per module call, per parameter), so the first view shows them as
+    one box each and opens the forward (issue 41: opened first, the optimizer's tree took the
+    view and every label fell under 9 px)."""
+    if h.group(gid).parent != h.root.id or h.name_of(gid) not in _STEP_MIRRORS:
+        return False
+    return any(h.is_group(c) and h.name_of(c) == "loss" for c in h.root.children)
 
 
 def _blocks(h: Hierarchy, gid: Optional[int]) -> list[int]:

@@ -40,6 +40,7 @@ PARAMETER_OPS = frozenset({
     "VariableV2", "Variable", "VarHandleOp",  # TF1 / TF2 variables
     "IO Node", "prim::Param", "prim::Constant", "prim::GetAttr",  # PyTorch inputs, constants, parameters
     "torch::parameter", "torch::buffer", "torch::constant",  # the same from torch.export (tb_graph_plugin.torch)
+    "torch::optimizer_state",  # a training step's optimizer state (tb_graph_plugin.torch.training)
 })
 
 
