@@ -33,6 +33,13 @@ UPLOAD_RUN = "__upload__"
 # one string tensor per step holding the JSON of ``ingest.node_data`` (names and values).
 NODE_DATA = "graph_explorer_node_data"
 
+# What torch.compile made of a run graph's call (``tb_graph_plugin.torch.add_compiled_graph``): a
+# tensor summary of this sub-plugin, tag ``torch_compile`` (not ``__run_graph__``: a tag keeps the
+# metadata it was first written with, the run graph's), one string tensor per step holding the
+# JSON of ``wire.CompileFacts`` (``summary.compile_facts_event``; the listing reads it).
+COMPILE_FACTS = "graph_explorer_compile"
+COMPILE_FACTS_TAG = "torch_compile"
+
 # The pseudo-run of the built-in cost colour modes (``/node_data`` with ``data_run=__cost__``): each
 # tag is a ``wire.NodeCost`` field, the value of every op computed from the graph (``hierarchy.cost``).
 COST_RUN = "__cost__"

@@ -97,7 +97,7 @@ class EmbeddingRole(enum.IntEnum):
 # How a group that is no ``/`` scope was found: "name" from layer-name indices, "dataflow" as a
 # region of the dataflow between two cut points, "source" a PyTorch function call's ops,
 # "library" the top level's library functions gathered; "" for scopes and ops.
-Inferred = Literal["", "name", "dataflow", "source", "library"]
+Inferred = Literal["", "name", "dataflow", "source", "library", "kernel"]
 
 OMIT_NONE = {"omit_none": True}  # field metadata: leave the field out of the JSON when None
 
@@ -123,9 +123,21 @@ class GraphRef:
 
 
 @dataclasses.dataclass
+class CompileFacts:
+    """What ``torch.compile`` made of the call a run graph shows, as
+    ``tb_graph_plugin.torch.add_compiled_graph`` wrote it beside the graph (``metadata.COMPILE_FACTS``)."""
+
+    graphs: int  # Dynamo graphs run, recompilations included
+    graph_breaks: int
+    recompilations: int
+    kernels: int  # Inductor kernels the ops went into (0: not compiled by Inductor)
+
+
+@dataclasses.dataclass
 class StepListing:
     step: int
     wall_time: float
+    compile: Optional[CompileFacts] = None  # a torch.compile run graph's (run graph tag only)
 
 
 @dataclasses.dataclass
@@ -184,7 +196,7 @@ class SceneNode:
     artificial: bool = False  # a group made by splitting a wide group (``adam [1-1000]``), not a scope
     inferred: Inferred = ""  # "name": recovered from layer-name indices; "dataflow": a region of the dataflow;
     # "source": ops a PyTorch module computes through one function call (``create_causal_mask()``);
-    # "library": the top level's library functions, gathered (``ƒ library``)
+    # "library": the top level's library functions, gathered (``ƒ library``); "kernel": the ops one fused kernel computes (``group=kernels``)
 
 
 @dataclasses.dataclass

@@ -139,6 +139,7 @@ export class App {
     hiddenBox: this.ui.hiddenBox,
     ungroupBox: this.ui.ungroupBox,
     extract: this.ui.bar.extract,
+    kernels: this.ui.bar.kernels,
     hiddenChanged: () => {
       if (this.st.selected) this.selection.showInfo(this.st.selected);
     },
@@ -251,6 +252,7 @@ export class App {
     b.file.addEventListener("change", () => void this.session.uploadFile());
     b.fitBtn.addEventListener("click", () => this.main.fit());
     b.extract.addEventListener("change", () => this.choices.setExtract(b.extract.checked));
+    b.kernels.addEventListener("change", () => this.choices.setKernels(b.kernels.checked));
     b.color.addEventListener("change", () => this.colors.chooseColor());
     b.trace.addEventListener("change", () => this.colors.chooseTrace());
     this.search.attach(); // app/search.ts
@@ -274,6 +276,7 @@ export class App {
   /** The main view's scene changed: warnings, the selection if it is gone, colours, trace. */
   private modelSet(model: SceneModel | null): void {
     renderWarnings(this.ui.warnings, model, this.uploads.noteFor(this.main.ref));
+    this.ui.bar.showKernels(Number(model?.scene.stats?.kernels ?? 0) > 0 || !!this.main.view.kernels);
     if (this.st.selected && !model?.node(this.st.selected)) {
       // the selected node is gone (collapsed, ungrouped, other graph): so is its info pane
       this.st.selected = null;

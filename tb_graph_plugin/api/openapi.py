@@ -69,6 +69,8 @@ _JOB = [
     Param("infer_scopes", {"type": "string", "enum": ["auto", "on", "off"]},
           "recover missing levels from names and dataflow; default `auto`"),
     Param("ungroup", _NAMES, "SeriesNode names not to form", json=True),
+    Param("group", {"type": "string", "enum": ["scopes", "kernels"]},
+          "`kernels`: each group's ops one fused kernel computes (attr `_kernel`) in a group of their own; default `scopes`"),
     _WAIT,
 ]
 _ON_OFF = {"type": "string", "enum": ["on", "off"]}

@@ -31,6 +31,7 @@ DEFAULT_WAIT_S = 0.5
 MAX_WAIT_S = 10.0
 
 _INFER_SCOPES = {"auto": None, "on": True, "off": False}
+_GROUP = {"scopes": False, "kernels": True}  # `group`: HierarchyOptions.group_kernels
 
 
 class Routes:
@@ -257,13 +258,16 @@ class Routes:
         if infer not in _INFER_SCOPES:
             raise errors.InvalidArgumentError(f"query parameter `infer_scopes` must be auto, on or off, got {infer!r}")
         ungroup = tuple(sorted(set(params.string_list(request.args, "ungroup"))))
+        group = request.args.get("group", "scopes")
+        if group not in _GROUP:
+            raise errors.InvalidArgumentError(f"query parameter `group` must be scopes or kernels, got {group!r}")
         wait_s = params.optional_float(request.args, "wait")
         wait_s = DEFAULT_WAIT_S if wait_s is None else min(wait_s, MAX_WAIT_S)
-        return self.submit(ctx, eid, ref, task, args, infer, ungroup, base, key_args), wait_s
+        return self.submit(ctx, eid, ref, task, args, infer, ungroup, base, key_args, group), wait_s
 
     def submit(self, ctx, eid, ref: wire.GraphRef, task: str, args: dict, infer: str = "auto",
                ungroup: tuple = (), base: Optional[wire.GraphRef] = None,
-               key_args: Optional[dict] = None) -> JobHandle:
+               key_args: Optional[dict] = None, group: str = "scopes") -> JobHandle:
         """Submit (or join) a job: the one place that turns a request into pool keys.
 
         Used by the routes and by ``warmup``, so that a warm-up job and the frontend's first
@@ -272,12 +276,15 @@ class Routes:
         ``diff`` job, graph A; the job's graph is then the pair (B, A), built together.
         ``key_args``: what identifies the job when ``args`` carries bulk data (``/node_data``:
         the data's run, tag, step and digest instead of its values); default ``args``.
+        ``group``: ``kernels`` groups each group's ops by their fused kernel
+        (``HierarchyOptions.group_kernels``), part of the graph key.
         """
-        hierarchy_options = {"infer_scopes": _INFER_SCOPES[infer], "ungrouped_series": list(ungroup)}
-        graph_key = (eid, ref.run, ref.tag, ref.kind.value, ref.step, infer, ungroup)
+        hierarchy_options = {"infer_scopes": _INFER_SCOPES[infer], "ungrouped_series": list(ungroup),
+                             "group_kernels": _GROUP[group]}
+        graph_key = (eid, ref.run, ref.tag, ref.kind.value, ref.step, infer, ungroup, group)
 
         if base is not None:
-            base_key = (eid, base.run, base.tag, base.kind.value, base.step, infer, ungroup)
+            base_key = (eid, base.run, base.tag, base.kind.value, base.step, infer, ungroup, group)
             graph_key = ("diff", graph_key, base_key)
 
         def load():

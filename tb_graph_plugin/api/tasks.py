@@ -411,6 +411,7 @@ def graph_report(state: GraphState) -> dict:
         "duplicate_names": slim.duplicate_names[:20],
         "unmatched_step_stats": state.unmatched_stats,
         "graph_breaks": slim.ops.count("graph_break"),  # torch.compile's (tb_graph_plugin.torch.add_compiled_graph)
+        "kernels": len(set(slim.kernels) - {None}),  # its Inductor kernels: the UI offers "group by kernel"
     }
 
 

@@ -182,7 +182,7 @@ class SlimGraph:
     """Flat ops + base edges of one GraphDef. Built by ``graph.build_slim_graph``.
 
     Per-op columns (index = op id): ``names``, ``original_names``, ``ops``, ``devices``,
-    ``xla_clusters``, ``output_shapes``, ``embedding``, ``owner``, ``node_defs`` (the source
+    ``xla_clusters``, ``kernels``, ``output_shapes``, ``embedding``, ``owner``, ``node_defs`` (the source
     ``NodeDef`` or None for synthetic nodes, for attrs in the info pane: a ``graph.node_defs.NodeDefs``,
     a worker keeps each node's encoding and parses it when asked), ``functions_of``; and
     ``op_scopes`` (:class:`OpScopes`: each MAIN op's scope as an int32 column of codes).
@@ -203,6 +203,9 @@ class SlimGraph:
         self.ops: list[str] = []
         self.devices: list[Optional[str]] = []
         self.xla_clusters: list[Optional[str]] = []
+        # attr ``_kernel``: the fused kernel that computed the op (torch.compile with Inductor,
+        # ``tb_graph_plugin.torch.add_compiled_graph``); read with ``_output_shapes``, which such ops have
+        self.kernels: list[Optional[str]] = []
         self.output_shapes: list[Optional[list]] = []
         self.embedding: np.ndarray = np.zeros(0, dtype=np.int8)  # EmbeddingRole per op id
         self.owner: np.ndarray = np.zeros(0, dtype=np.int64)  # the main op an embedding sits beside; -1

@@ -1,7 +1,8 @@
 """Phase 1 of GraphDef -> SlimGraph: read the NodeDefs (and the function library) into columns.
 
 Follows the "GraphDef -> SlimGraph" section of TensorBoard's Graph dashboard docs
-([TB-GRAPH-DOC]): devices, ``_XlaCluster``, ``_output_shapes`` -> tensor shapes; library
+([TB-GRAPH-DOC]): devices, ``_XlaCluster``, ``_output_shapes`` -> tensor shapes (and ours:
+``_kernel``, read from the NodeDefs that have ``_output_shapes`` or ``_XlaCluster``); library
 functions become ``__function_library__<fn>/...`` nodes, input args (op ``input_arg``, with
 ``functionInputIndex``) and output args (op ``output_arg``, ``functionOutputIndex``, fed by
 the function's ``ret`` tensor).
@@ -46,6 +47,13 @@ def _xla_cluster(node) -> Optional[str]:
     return None
 
 
+def _kernel(node) -> Optional[str]:
+    attr = node.attr
+    if "_kernel" in attr:
+        return attr["_kernel"].s.decode("utf-8", "replace") or None
+    return None
+
+
 def _append(slim: SlimGraph, name: str, op: str, device: Optional[str], xla, shapes, node_def,
             function: Optional[str]) -> int:
     i = len(slim.names)
@@ -54,6 +62,7 @@ def _append(slim: SlimGraph, name: str, op: str, device: Optional[str], xla, sha
     slim.ops.append(op)
     slim.devices.append(device)
     slim.xla_clusters.append(xla)
+    slim.kernels.append(None)
     slim.output_shapes.append(shapes)
     slim.node_defs.append(node_def)
     slim.functions_of.append(function)
@@ -77,16 +86,19 @@ def read_nodes(graph, slim: SlimGraph, function_library: bool = True) -> tuple[l
     n = len(columns.names)
     shapes: list = [None] * n
     xlas: list = [None] * n
+    kernels: list = [None] * n
     node_defs = slim.node_defs
     for i in columns.attr_nodes:
         node = node_defs[i]
         shapes[i] = _shapes(node)
         xlas[i] = _xla_cluster(node)
+        kernels[i] = _kernel(node)
     slim.names.extend(columns.names)
     slim.original_names.extend(columns.names)
     slim.ops.extend(columns.ops)
     slim.devices.extend(columns.devices)
     slim.xla_clusters.extend(xlas)
+    slim.kernels.extend(kernels)
     slim.output_shapes.extend(shapes)
     slim.functions_of.extend([None] * n)
     if any(sh is not None for sh in shapes):

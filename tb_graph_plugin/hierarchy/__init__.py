@@ -4,6 +4,8 @@ The pipeline is the list :data:`PIPELINE`, in order (each step timed into ``h.ti
 a step whose condition does not hold is skipped and not timed):
 
 1. ``scopes.build_scopes``          MetaNodes from ``/`` scopes
+1a. ``kernels.group_kernels``       each group's ops one fused kernel computes, grouped
+                                    (``group_kernels``: a torch.compile graph's Inductor kernels)
 1b. ``replicate.find_copies``       large sibling groups that are exact copies: phases 2-3b run
                                     in the first of each class only (``replicate_copies``)
 2. ``infer.infer_scopes``           missing levels from indices in names (Keras 3), unless
@@ -69,7 +71,7 @@ import gc
 from typing import Optional
 
 from tb_graph_plugin.graph.model import SlimGraph
-from tb_graph_plugin.hierarchy import infer, metaedges, placement, regions, replicate, scopes, series, split, stats, templates
+from tb_graph_plugin.hierarchy import infer, kernels, metaedges, placement, regions, replicate, scopes, series, split, stats, templates
 from tb_graph_plugin.hierarchy.details import node_details
 from tb_graph_plugin.hierarchy.model import (
     ROOT_NAME,
@@ -222,6 +224,7 @@ def _find_copies(b: _Build) -> None:
 
 PIPELINE: Pipeline[_Build] = Pipeline("hierarchy", [
     Step("scopes", lambda b: scopes.build_scopes(b.h)),
+    Step("kernels", lambda b: kernels.group_kernels(b.h), when=lambda b: b.h.options.group_kernels),
     Step("find_copies", _find_copies, when=lambda b: b.h.options.replicate_copies),
     Step("infer_scopes", lambda b: infer.infer_scopes(b.h), when=_inferring),
     Step("infer_regions", lambda b: regions.infer_regions(b.h), when=_inferring),
@@ -316,6 +319,7 @@ def _if_proven(step: Step) -> Step:
 _STEP = {s.name: s for s in PIPELINE.steps}
 FIRST_VIEW_PIPELINE: Pipeline[_Build] = Pipeline("first_view_hierarchy", [
     _STEP["scopes"],
+    _STEP["kernels"],
     _prove_unique("unique_scopes"),  # the scopes' children already: a stop here loses no work
     _if_proven(_STEP["infer_scopes"]),
     _if_proven(_STEP["infer_regions"]),

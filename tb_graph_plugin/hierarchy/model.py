@@ -92,6 +92,10 @@ class HierarchyOptions:
     """Large sibling groups that are exact copies (a multi-tower graph's towers) are grouped once
     and that grouping replicated into the others (``hierarchy.replicate``: the same tree);
     False: the grouping phases run in each."""
+    group_kernels: bool = False
+    """Each group's ops that one fused kernel computes (attr ``_kernel``: what
+    ``tb_graph_plugin.torch.add_compiled_graph`` writes from Inductor) gathered into a group
+    named by the kernel (``hierarchy.kernels``)."""
     split_max_children: int = 1000  # hierarchy.split.DEFAULT_MAX_CHILDREN
     """Wide groups: a group with more children is cut into ordered artificial SplitNodes
     (``hierarchy.split``) so no single layout is huge."""
@@ -143,7 +147,8 @@ class MetaNode:
     template: Optional[str] = None  # shared template id; None if structure is unique
     structure_hash: int = 0  # raw structural hash (equal hash -> same template)
     inferred: str = ""  # "name" (from name tokens), "dataflow" (a region of the children's DAG),
-    # "source" (a PyTorch function call's ops), "library" (the top level's library functions)
+    # "source" (a PyTorch function call's ops), "library" (the top level's library functions),
+    # "kernel" (the ops one fused kernel computes: ``hierarchy.kernels``)
     function: Optional[str] = None  # library function name for __function_library__ groups
     has_non_control_edges: bool = False
     compute_time_us: Optional[float] = None  # from a profile join

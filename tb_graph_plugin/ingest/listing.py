@@ -1,7 +1,7 @@
 """List the graph data a data provider holds: the stock ``/info`` and our ``/graphs`` listing.
 
 Reads only through ``context.data_provider`` (``list_blob_sequences`` and
-``read_blob_sequences``), so it works with the Python multiplexer and the Rust data server.
+``read_blob_sequences``; ``read_tensors`` for what torch.compile made of a run graph's call), so it works with the Python multiplexer and the Rust data server.
 
 The flags follow the stock Graphs plugin (``graphs_plugin.info_impl``) exactly, so that our
 ``/info`` is a drop-in superset of the stock one:
@@ -23,7 +23,7 @@ from tensorboard.data import provider
 from tb_graph_plugin import metadata
 from tb_graph_plugin import wire
 
-__all__ = ["info", "listing", "read_steps", "kinds_of", "default_ref", "ALL_STEPS"]
+__all__ = ["info", "listing", "compile_facts", "read_steps", "kinds_of", "default_ref", "ALL_STEPS"]
 
 logger = logging.getLogger(__name__)
 
@@ -124,12 +124,14 @@ def listing(data_provider, ctx, experiment_id) -> wire.Listing:
                 for datum in data:
                     known.setdefault(datum.step, datum.wall_time)
 
+    facts = compile_facts(data_provider, ctx, experiment_id)
     runs = []
     for run in sorted(stock):
         run_info = stock[run]
         tags = []
         if run_info["run_graph"]:
-            tags.append(_tag_listing(metadata.RUN_GRAPH_TAG, {"run_graph": True}, steps.get((run, metadata.RUN_GRAPH_TAG), {})))
+            tags.append(_tag_listing(metadata.RUN_GRAPH_TAG, {"run_graph": True}, steps.get((run, metadata.RUN_GRAPH_TAG), {}),
+                                     facts.get(run, {})))
         for tag in sorted(run_info["tags"]):
             tags.append(_tag_listing(tag, run_info["tags"][tag], steps.get((run, tag), {})))
         runs.append(wire.RunListing(run=run, tags=tags))
@@ -166,12 +168,35 @@ def default_ref(runs: list[wire.RunListing]) -> Optional[wire.GraphRef]:
     return None
 
 
-def _tag_listing(tag, flags, steps) -> wire.TagListing:
+def compile_facts(data_provider, ctx, experiment_id) -> dict[str, dict[int, wire.CompileFacts]]:
+    """run -> step -> what torch.compile made of that step's run graph call, as
+    ``tb_graph_plugin.torch.add_compiled_graph`` wrote it (``metadata.COMPILE_FACTS``: a few bytes
+    a step, read whole). A payload that is no such JSON is left out, with a log line."""
+    import json
+
+    read = data_provider.read_tensors(ctx, experiment_id=experiment_id, plugin_name=metadata.COMPILE_FACTS,
+                                      downsample=ALL_STEPS) or {}
+    out: dict[str, dict[int, wire.CompileFacts]] = {}
+    for run, tags in read.items():
+        for datum in sorted(tags.get(metadata.COMPILE_FACTS_TAG) or (), key=lambda d: d.wall_time):
+            value = datum.numpy.item() if getattr(datum.numpy, "size", 0) == 1 else None
+            try:
+                body = json.loads(value)
+                facts = wire.CompileFacts(**{f: int(body[f]) for f in ("graphs", "graph_breaks", "recompilations", "kernels")})
+            except (TypeError, ValueError, KeyError) as e:
+                logger.warning("Ignoring %s step %s of %s: %s", run, datum.step, metadata.COMPILE_FACTS, e)
+                continue
+            out.setdefault(run, {})[datum.step] = facts
+    return out
+
+
+def _tag_listing(tag, flags, steps, facts: Optional[dict] = None) -> wire.TagListing:
+    facts = facts or {}
     return wire.TagListing(
         tag=tag,
         run_graph=bool(flags.get("run_graph", False)),
         op_graph=bool(flags.get("op_graph", False)),
         conceptual_graph=bool(flags.get("conceptual_graph", False)),
         profile=bool(flags.get("profile", False)),
-        steps=[wire.StepListing(step=s, wall_time=w) for s, w in sorted(steps.items())],
+        steps=[wire.StepListing(step=s, wall_time=w, compile=facts.get(s)) for s, w in sorted(steps.items())],
     )

@@ -30,7 +30,7 @@ from tb_graph_plugin import metadata
 from tb_graph_plugin.ingest.node_data import encode
 from tb_graph_plugin.summary.event_writer import write_events
 
-__all__ = ["node_data", "node_data_event"]
+__all__ = ["compile_facts_event", "node_data", "node_data_event"]
 
 
 def node_data_event(tag: str, values: Mapping[str, Any], step: int, *, thresholds: Optional[list] = None,
@@ -47,6 +47,26 @@ def node_data_event(tag: str, values: Mapping[str, Any], step: int, *, threshold
                                     string_val=[encode(values, thresholds, gradient)])
     summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, metadata=meta, tensor=tensor)])
     return event_pb2.Event(wall_time=time.time() if wall_time is None else wall_time, step=int(step), summary=summary)
+
+
+def compile_facts_event(facts: Mapping[str, int], step: int, *, wall_time: Optional[float] = None) -> event_pb2.Event:
+    """The event ``tb_graph_plugin.torch.add_compiled_graph`` writes beside its run graph: the
+    counts of ``wire.CompileFacts`` (``graphs``, ``graph_breaks``, ``recompilations``, ``kernels``)
+    as a JSON string tensor of plugin ``metadata.COMPILE_FACTS``, tag ``metadata.COMPILE_FACTS_TAG``; the
+    listing (``/graphs``) gives them with the step."""
+    import json
+
+    body = json.dumps({k: int(facts[k]) for k in ("graphs", "graph_breaks", "recompilations", "kernels")})
+    meta = summary_pb2.SummaryMetadata(
+        plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name=metadata.COMPILE_FACTS, content=b'{"version":1}'),
+        data_class=summary_pb2.DATA_CLASS_TENSOR,
+        summary_description="Graph Explorer: what torch.compile made of the run graph's call",
+    )
+    tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING, tensor_shape=tensor_shape_pb2.TensorShapeProto(),
+                                    string_val=[body.encode()])
+    value = summary_pb2.Summary.Value(tag=metadata.COMPILE_FACTS_TAG, metadata=meta, tensor=tensor)
+    return event_pb2.Event(wall_time=time.time() if wall_time is None else wall_time, step=int(step),
+                           summary=summary_pb2.Summary(value=[value]))
 
 
 def node_data(log: Any, tag: str, values: Mapping[str, Any], step: int = 0, *,

@@ -93,12 +93,24 @@ def add_compiled_graph(log: Any, fn, args=(), kwargs: Optional[dict] = None, *, 
     graph_def = exported_program_to_graph_def(program, "the compiled graphs")
     write_graph(log, graph_def, step)
     _write_compile_colours(log, graph_def, step)
+    _write_compile_facts(log, summary, step)
     return graph_def, summary
 
 
 # a categorical palette (Tableau 10) for the compiled graphs' and kernels' node data
 _PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
             "#9c755f", "#bab0ac")
+
+
+def _write_compile_facts(log, summary, step: int) -> None:
+    """The counts of ``summary`` beside the graph (``summary.compile_facts_event``): the run
+    listing shows the break count before the graph is opened."""
+    import dataclasses
+
+    from tb_graph_plugin.summary import compile_facts_event
+    from tb_graph_plugin.summary.event_writer import write_events
+
+    write_events(log, [compile_facts_event(dataclasses.asdict(summary), step)])
 
 
 def _write_compile_colours(log, graph_def, step: int) -> None:

@@ -8,6 +8,7 @@ config) that compiles without a break. Graphs are read back from the event files
 from __future__ import annotations
 
 import inspect
+import json
 
 import pytest
 
@@ -277,3 +278,56 @@ def test_each_break_is_named_in_the_module_whose_forward_holds_its_line(tmp_path
     # sources relative to the working directory (pytest runs from the repository root)
     assert all(s.startswith("tests/pytorch/test_compiled_graph.py:") and s.endswith(" in forward")
                for _, s in summary.breaks), summary.breaks
+
+
+def test_group_by_kernel_and_the_break_count_in_the_listing(tmp_path_factory):
+    """Through a real TensorBoard app: ``/graphs`` gives each step's compile facts (3 graphs,
+    2 breaks) before the graph is built; ``/scene?group=kernels`` gathers the ops one Inductor
+    kernel fused (Inner's relu, mul, add: one ``cpp_fused_*`` group, inferred ``kernel``) inside
+    their module, and without it the module holds them as ops; a bad ``group`` is a 400."""
+    from tests.tb_app import OURS, TbApp, json_error
+
+    _, summary, graph_def = _breaks(tmp_path_factory)
+    app = TbApp(_RUNS["breaks_logdir"], workers=1)
+    try:
+        run = next(r for r in app.json(OURS + "/graphs")["runs"] if r["run"] == "run")
+        steps = next(t for t in run["tags"] if t["run_graph"])["steps"]
+        assert [s["compile"] for s in steps] == [{"graphs": 3, "graph_breaks": 2, "recompilations": 0,
+                                                  "kernels": summary.kernels}]
+        expanded = '["Breaks", "Breaks/Inner[inner]"]'
+        plain = app.json(OURS + "/scene", run="run", expanded=expanded, wait="30")
+        assert not [n for n in plain["nodes"] if n["inferred"] == "kernel"]
+        assert {"Breaks/Inner[inner]/relu", "Breaks/Inner[inner]/add"} <= {n["name"] for n in plain["nodes"]}
+        names = {n.name for n in graph_def.node}
+        kernels = {n.attr["_kernel"].s.decode() for n in graph_def.node if "_kernel" in n.attr}
+        assert plain["stats"]["kernels"] == len(kernels) >= 2
+        grouped = app.json(OURS + "/scene", run="run", expanded=expanded, group="kernels", wait="30")
+        fused = [n for n in grouped["nodes"] if n["inferred"] == "kernel" and n["parent"] == "Breaks/Inner[inner]"]
+        assert len(fused) == 1 and fused[0]["label"].startswith("cpp_fused_") and fused[0]["cardinality"] >= 3, fused
+        inside = app.json(OURS + "/scene", run="run", group="kernels", wait="30",
+                          expanded=json.dumps(["Breaks", "Breaks/Inner[inner]", fused[0]["name"]]))
+        members = {n["name"] for n in inside["nodes"] if n["parent"] == fused[0]["name"] and n["kind"] == "op"}
+        assert {f"Breaks/Inner[inner]/{op}" for op in ("relu", "mul", "add")} <= members <= names, members
+        # a kernel that computes all its module holds (Linear[fc]'s t and addmm) adds no level
+        assert not [n for n in grouped["nodes"] if n["parent"] == "Breaks/Inner[inner]/Linear[fc]"]
+        fc = app.json(OURS + "/scene", run="run", group="kernels", wait="30",
+                      expanded=json.dumps(["Breaks", "Breaks/Inner[inner]", "Breaks/Inner[inner]/Linear[fc]"]))
+        assert {n["name"] for n in fc["nodes"] if n["parent"] == "Breaks/Inner[inner]/Linear[fc]"
+                and n["kind"] == "op"} == {"Breaks/Inner[inner]/Linear[fc]/t", "Breaks/Inner[inner]/Linear[fc]/addmm"}
+        # the module tree is the same: Linear[fc] (its addmm an extern kernel, alone) stays a module
+        assert "Breaks/Inner[inner]/Linear[fc]" in {n["name"] for n in grouped["nodes"]}
+        message = json_error(app.get(OURS + "/scene", run="run", group="ops"), 400)
+        assert "`group` must be scopes or kernels" in message
+    finally:
+        app.ours.pool.close()
+
+
+def test_kernel_groups_keep_the_hierarchy_whole(tmp_path_factory):
+    from tb_graph_plugin.hierarchy import HierarchyOptions
+
+    _, _, graph_def = _breaks(tmp_path_factory)
+    h = build_hierarchy(build_slim_graph(graph_def), HierarchyOptions(group_kernels=True))
+    check_invariants(h)
+    fused = [g for g in h.walk_groups() if g.inferred == "kernel"]
+    assert fused and all(len(g.children) >= 2 for g in fused)
+    assert all(len({h.slim.kernels[c] for c in g.children}) == 1 for g in fused)

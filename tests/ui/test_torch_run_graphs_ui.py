@@ -118,3 +118,37 @@ def test_compiled_graph_breaks_are_found_by_search_with_reason_and_source(browse
         assert frame.input_value("[data-nd=scale]") == "thresholds"
     finally:
         context.close()
+
+
+def test_compiled_run_lists_its_breaks_and_groups_by_kernel(browser, tensorboard_url, run_graphs_logdir):
+    """The run picker says how many breaks the compiled call had; the "group by kernel" switch,
+    shown for that graph only, gathers Inner's fused ops into one box named by its kernel."""
+    base = tensorboard_url(run_graphs_logdir, min_runs=3)
+    context, page, frame = _open(browser, base, "compiled_breaks")
+    try:
+        runs = frame.eval_on_selector_all("[data-picker=run] option", "os => os.map(o => o.textContent)")
+        assert "compiled_breaks · 2 graph breaks" in runs and "train_step" in runs, runs
+        steps = frame.eval_on_selector_all("[data-picker=step] option", "os => os.map(o => o.textContent)")
+        assert "0 · 2 graph breaks" in steps, steps
+        assert frame.is_visible("[data-kernels-switch]")
+        frame.check("[data-toggle=kernels]")
+        frame.wait_for_function("document.body.dataset.status === 'ready' && window.graphExplorer.drawList()"
+                                ".nodes.some(n => n.name.startsWith('Breaks/Inner[inner]/cpp_fused_'))",
+                                timeout=60000, polling=100)
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(SCREENSHOTS / "torch_compiled_grouped_by_kernel.png"))
+        draw = frame.evaluate("JSON.parse(JSON.stringify(window.graphExplorer.drawList()))")
+        fused = [d["name"] for d in draw["nodes"] if d["name"].startswith("Breaks/Inner[inner]/cpp_fused_")]
+        labels = [lab for lab in draw["labels"] if lab["owner"] == fused[0] and lab["text"].startswith("cpp_fused_")]
+        assert labels and labels[0]["px"] >= READABLE_PX - 0.01, labels
+        frame.uncheck("[data-toggle=kernels]")
+        frame.wait_for_function("document.body.dataset.status === 'ready' && !window.graphExplorer.drawList()"
+                                ".nodes.some(n => n.name.includes('/cpp_fused_'))", timeout=60000, polling=100)
+    finally:
+        context.close()
+    # a graph with no kernels: no switch
+    context, page, frame = _open(browser, base, "train_step")
+    try:
+        assert not frame.is_visible("[data-kernels-switch]")
+    finally:
+        context.close()

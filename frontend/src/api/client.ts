@@ -7,6 +7,7 @@ import type { GraphDiff, GraphRef, Job, Listing, NodeDataAgg, NodeDataAnswer, No
 export interface ViewOptions {
   extract: boolean; // auto-extraction of high-degree nodes to side columns
   ungroup: string[]; // SeriesNode names shown as their members
+  kernels?: boolean; // each group's ops grouped by their fused kernel (server `group=kernels`)
   // A graph's first load: no `expanded` is sent, so the server opens the groups that hold most of
   // the graph (its first view); the answer's `expanded` is the state from then on.
   firstView?: boolean;
@@ -76,6 +77,7 @@ export function refParams(ref: GraphRef, view: ViewOptions = DEFAULT_VIEW): URLS
   if (ref.step !== null && ref.step !== undefined) p.set("step", String(ref.step));
   if (!view.extract) p.set("extract", "off");
   if (view.ungroup.length) p.set("ungroup", JSON.stringify([...view.ungroup].sort()));
+  if (view.kernels) p.set("group", "kernels");
   return p;
 }
 

@@ -58,7 +58,7 @@ export const EDGE_CHUNK = 250;
 
 /** The key of the scene the worker keeps: a delta applies only to the same graph, base and view. */
 export function sceneKey(base: string, ref: GraphRef, view: ViewOptions): string {
-  return JSON.stringify([base, ref.run, ref.tag, ref.kind, ref.step ?? null, view.extract, [...view.ungroup].sort()]);
+  return JSON.stringify([base, ref.run, ref.tag, ref.kind, ref.step ?? null, view.extract, [...view.ungroup].sort(), !!view.kernels]);
 }
 
 /** The scene after a delta: removed nodes dropped, upserted ones replaced or appended. */

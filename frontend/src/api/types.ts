@@ -8,7 +8,7 @@ export type NodeKind = "op" | "meta" | "series" | "bridge" | "in_embedding" | "o
 export type EdgeKind = "data" | "control" | "reference";
 export type JobState = "running" | "done" | "failed";
 // How a group that is no scope was found: from layer-name indices, or as a region of the dataflow.
-export type Inferred = "" | "name" | "dataflow" | "source" | "library";
+export type Inferred = "" | "name" | "dataflow" | "source" | "library" | "kernel";
 
 export interface GraphRef {
   run: string;
@@ -17,9 +17,18 @@ export interface GraphRef {
   step: number | null;
 }
 
+// What torch.compile made of the call a run graph shows (add_compiled_graph wrote it beside the graph).
+export interface CompileFacts {
+  graphs: number;
+  graph_breaks: number;
+  recompilations: number;
+  kernels: number;
+}
+
 export interface StepListing {
   step: number;
   wall_time: number;
+  compile: CompileFacts | null; // a torch.compile run graph's (run graph tag only)
 }
 
 export interface TagListing {

@@ -11,6 +11,7 @@ export interface GraphChoicesHost {
   readonly hiddenBox: HTMLElement;
   readonly ungroupBox: HTMLElement;
   readonly extract: HTMLInputElement;
+  readonly kernels: HTMLInputElement;
   /** a node was removed or added back: the selection's info pane says which */
   hiddenChanged(): void;
 }
@@ -25,6 +26,20 @@ export class GraphChoices {
     main.st.hidden = prefs.hidden;
     main.view = prefs.view;
     this.host.extract.checked = prefs.view.extract;
+    this.host.kernels.checked = !!prefs.view.kernels;
+  }
+
+  /** "Group by kernel" changed (server `group=kernels`): the scene comes again, the kernel groups
+   * that were open closed when they go. */
+  setKernels(on: boolean): void {
+    const main = this.host.main;
+    main.view = { ...main.view, kernels: on };
+    if (!on && main.model) {
+      const gone = main.model.nodes.filter((n) => n.inferred === "kernel").map((n) => n.name);
+      main.expanded = main.expanded.filter((g) => !gone.some((k) => g === k || g.startsWith(k + "/")));
+    }
+    this.save();
+    void main.loadScene(null);
   }
 
   /** The extract option changed: the scene comes again. */

@@ -69,7 +69,8 @@ export function renderInfo(box: HTMLElement, d: NodeDetails, act: InfoActions): 
       ["grouped by", d.inferred === "name" ? "indices in its layers' names (inferred)"
         : d.inferred === "dataflow" ? "dataflow: a region between two cut points (inferred)"
         : d.inferred === "source" ? "source: the ops one function call computes (from the stack trace)"
-        : d.inferred === "library" ? "library: the graph's library functions (definitions, called by ops)" : null],
+        : d.inferred === "library" ? "library: the graph's library functions (definitions, called by ops)"
+        : d.inferred === "kernel" ? "kernel: the ops torch.compile's Inductor fused into this one kernel" : null],
     ]),
   );
   if (d.stats && Object.keys(d.stats).length) {

@@ -34,7 +34,7 @@ export function loadPrefs(ref: GraphRef): GraphPrefs {
   const extract = read(key("extract", ref));
   return {
     hidden: new Set(strings(read(key("hidden", ref)))),
-    view: { extract: extract !== false, ungroup: strings(read(key("ungroup", ref))) },
+    view: { extract: extract !== false, ungroup: strings(read(key("ungroup", ref))), kernels: read(key("kernels", ref)) === true },
   };
 }
 
@@ -42,4 +42,5 @@ export function savePrefs(ref: GraphRef, prefs: GraphPrefs): void {
   write(key("hidden", ref), [...prefs.hidden]);
   write(key("ungroup", ref), prefs.view.ungroup);
   write(key("extract", ref), prefs.view.extract);
+  write(key("kernels", ref), !!prefs.view.kernels);
 }

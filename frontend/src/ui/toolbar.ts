@@ -1,5 +1,5 @@
 // The toolbar: pickers (run / tag / graph type / step), upload, fit, colour mode, search, trace.
-import type { GraphKind, Listing, TagListing } from "../api/types";
+import type { CompileFacts, GraphKind, Listing, TagListing } from "../api/types";
 import { COLOR_MODES } from "../render/colors";
 import { clear, el, option } from "./dom";
 
@@ -17,6 +17,13 @@ export function kindsOf(t: TagListing): GraphKind[] {
   return kinds;
 }
 
+/** A torch.compile call in a few words: "2 graph breaks", "no graph break, 3 recompilations". */
+export function compileText(c: CompileFacts): string {
+  const n = (k: number, one: string) => `${k} ${one}${k === 1 ? "" : "s"}`;
+  const breaks = c.graph_breaks ? n(c.graph_breaks, "graph break") : "no graph break";
+  return c.recompilations ? `${breaks}, ${n(c.recompilations, "recompilation")}` : breaks;
+}
+
 export class Toolbar {
   readonly root = el("div", { className: "gx-toolbar" });
   readonly run = el("select", { "data-picker": "run", title: "Run" });
@@ -29,6 +36,10 @@ export class Toolbar {
   readonly uploadBtn = el("button", { text: "Upload…", title: "Open a GraphDef (.pbtxt or .pb), a PyTorch graph (.pt2, .onnx) or an event file (events.out.tfevents.*) from disk" });
   readonly fitBtn = el("button", { text: "Fit", "data-action": "fit", title: "Fit to screen (F)" });
   readonly extract = el("input", { type: "checkbox", "data-toggle": "extract", title: "Move high-degree nodes to side columns (auto-extraction)" });
+  readonly kernels = el("input", { type: "checkbox", "data-toggle": "kernels",
+    title: "Gather the ops each fused kernel computes (torch.compile with Inductor) into a group named by the kernel" });
+  // shown only for a graph that records kernels (scene stats `kernels`)
+  readonly kernelsLabel = el("label", { className: "gx-check", "data-kernels-switch": "" }, this.kernels, "group by kernel");
   readonly color = el("select", { "data-picker": "color", title: "Colour by" });
   readonly trace = el("select", { "data-picker": "trace", title: "Trace the selected node" });
   readonly query = el("input", { type: "search", placeholder: "search name, label, op (regex)", "data-search": "q", size: 20,
@@ -45,6 +56,7 @@ export class Toolbar {
     for (const [v, l] of [["off", "off"], ["inputs", "inputs"], ["outputs", "outputs"], ["both", "inputs + outputs"]])
       this.trace.appendChild(option(v, l));
     this.extract.checked = true;
+    this.showKernels(false);
     this.uploadBtn.addEventListener("click", () => this.file.click());
     const lab = (text: string, c: HTMLElement) => el("label", {}, text, c);
     this.root.append(
@@ -57,6 +69,7 @@ export class Toolbar {
       el("span", { className: "gx-sep" }),
       this.fitBtn,
       el("label", { className: "gx-check", title: "Auto-extract high-degree nodes to side columns" }, this.extract, "Extract"),
+      this.kernelsLabel,
       lab("Colour", this.color),
       lab("Trace", this.trace),
       el("span", { className: "gx-sep" }),
@@ -69,9 +82,19 @@ export class Toolbar {
     );
   }
 
+  /** The "group by kernel" switch: shown for a graph that records fused kernels. */
+  showKernels(on: boolean): void {
+    this.kernelsLabel.style.display = on ? "" : "none";
+  }
+
   fillRuns(listing: Listing, run: string): void {
     clear(this.run);
-    for (const r of listing.runs) this.run.appendChild(option(r.run, r.run, r.run === run));
+    for (const r of listing.runs) {
+      // a torch.compile run graph: its latest step's break count beside the run's name
+      const steps = r.tags.find((t) => t.run_graph)?.steps ?? [];
+      const facts = steps[steps.length - 1]?.compile;
+      this.run.appendChild(option(r.run, facts ? `${r.run} · ${compileText(facts)}` : r.run, r.run === run));
+    }
   }
 
   fillTags(tags: TagListing[], tag: string): void {
@@ -87,7 +110,8 @@ export class Toolbar {
   fillSteps(t: TagListing | undefined, step: number | null): void {
     clear(this.step);
     this.step.appendChild(option("", "latest", step === null));
-    for (const s of t?.steps ?? []) this.step.appendChild(option(String(s.step), String(s.step), s.step === step));
+    for (const s of t?.steps ?? [])
+      this.step.appendChild(option(String(s.step), s.compile ? `${s.step} · ${compileText(s.compile)}` : String(s.step), s.step === step));
     this.step.disabled = !t || t.steps.length === 0;
   }
 }
