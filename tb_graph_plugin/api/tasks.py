@@ -439,12 +439,12 @@ def scene_task(state: GraphState, args: dict, progress: Progress) -> str:
     if missing:
         raise errors.InvalidArgumentError(f"cannot expand {missing[0]!r}: no such group in this graph")
     options = _scene_options(args)
-    expanded = args["expanded"]
     if args.get("first_view"):
-        from tb_graph_plugin.layout.scene.first_view import first_view_expanded
+        from tb_graph_plugin.layout.scene.first_scene import build_first_view_scene
 
-        expanded = first_view_expanded(h)
-    scene = build_scene(h, ref, expanded, options=options, cache=cache)
+        scene = build_first_view_scene(h, ref, options=options, cache=cache)
+    else:
+        scene = build_scene(h, ref, args["expanded"], options=options, cache=cache)
     scene.stats.update(graph_report(state))
     return _with_timings(state, scene)
 
@@ -453,15 +453,16 @@ def _early_first_view(state: GraphState, ref: wire.GraphRef, args: dict, progres
     """The first view drawn from a partial Hierarchy (``GraphState.first_view_hierarchy``), or
     None when that view needs the whole one. The partial one is dropped after this scene, or
     kept to build its likeliest next group in (``GraphState.build_ahead``)."""
-    from tb_graph_plugin.layout.scene import LayoutCache, build_scene
-    from tb_graph_plugin.layout.scene.first_view import expand_ahead_group, first_view_expanded
+    from tb_graph_plugin.layout.scene import LayoutCache
+    from tb_graph_plugin.layout.scene.first_scene import build_first_view_scene
+    from tb_graph_plugin.layout.scene.first_view import expand_ahead_group
 
     h = state.first_view_hierarchy(progress)
     if h is None:
         return None
     state.settling.active = True  # the worker settles the build once this answer has gone out
     progress("layout", 0.7)
-    scene = build_scene(h, ref, first_view_expanded(h), options=_scene_options(args), cache=LayoutCache())
+    scene = build_first_view_scene(h, ref, options=_scene_options(args), cache=LayoutCache())
     scene.stats.update(graph_report(state))
     group = expand_ahead_group(h)
     if group is not None:

@@ -38,7 +38,7 @@ from PIL import Image
 from tests.conftest import SCREENSHOTS, written_once
 from tests.ui import first_view_models
 from tests.ui.conftest import app_frame
-from tests.ui.test_first_view_labels import LABELLED, READABLE_PX, TRAIN_STEPS, problems
+from tests.ui.test_first_view_labels import LABELLED, READABLE_PX, problems
 
 pytestmark = pytest.mark.slow
 
@@ -51,7 +51,7 @@ BLACK = 40  # r + g + b below this: a black pixel
 # position-id and mask ops loose in GPT2Model (the same model written by
 # tb_graph_plugin.torch.add_graph groups them in one create_causal_mask() group): more than the
 # window holds at a readable zoom, however folded (GPT2Model fits at 0.75-0.9 of that zoom).
-TOO_BIG = {"hf_gpt2", "hf_gpt2_12"} | TRAIN_STEPS
+TOO_BIG = {"hf_gpt2", "hf_gpt2_12"}
 MEASURE = ("([text, px]) => { const c = document.createElement('canvas').getContext('2d');"
            " c.font = `${px}px Roboto, 'Helvetica Neue', Arial, sans-serif`; return c.measureText(text).width; }")
 

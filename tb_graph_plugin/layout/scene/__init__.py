@@ -2,7 +2,8 @@
 
 The pipelines are two lists. :data:`SCENE` (:mod:`~tb_graph_plugin.layout.scene.compose`), one
 ``build_scene`` call (a request without an expansion state first takes
-``first_view.first_view_expanded``, the dominant groups):
+``first_view.first_view_expanded``, the dominant groups, through ``first_scene.build_first_view_scene``,
+which closes a training step's back until it reads):
 
 1. ``visible``         which expanded groups are visible (``compose.visible_expanded``)
 2. ``group_layouts``   bottom-up, per visible expanded group, cached in the caller's

@@ -63,7 +63,7 @@ _OPTIONS = SceneOptions()
 # 1400 x 900 TensorBoard; ViT-B's and BERT's 12 layers open); a longer one stays one box.
 MAX_SERIES = 12
 
-__all__ = ["first_view_expanded", "first_view_levels", "first_view_hierarchy", "expand_ahead_group"]
+__all__ = ["first_view_expanded", "first_view_levels", "first_view_hierarchy", "expand_ahead_group", "is_training_step"]
 
 
 def first_view_expanded(h: Hierarchy, max_children: int = 8, min_share: float = 0.6, max_depth: int = 2,
@@ -266,6 +266,12 @@ def _openable(h: Hierarchy, gid: int, max_series: int) -> bool:
 
 # a training step's phases that mirror the forward (tb_graph_plugin.torch.training)
 _STEP_MIRRORS = frozenset({"backward", "optimizer"})
+
+
+def is_training_step(h: Hierarchy) -> bool:
+    """Whether ``h`` is a training step: its top level holds ``loss`` beside ``backward`` or
+    ``optimizer`` (``tb_graph_plugin.torch.add_graph(..., loss_fn=)``, the JAX front end's step)."""
+    return any(_is_step_mirror(h, c) for c in h.root.children if h.is_group(c))
 
 
 def _is_step_mirror(h: Hierarchy, gid: int) -> bool:
