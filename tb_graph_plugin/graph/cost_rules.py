@@ -19,8 +19,9 @@ reduction or a pooling (``REDUCE``), 0 for ops that only move or view data (``MO
 Keys are op types as the graph records them: ``aten::linear`` (``tb_graph_plugin.torch``,
 ``.pt2``; an in-place ``aten::add_`` and an overload ``aten::add.Tensor`` are looked up as
 ``aten::add``), ``onnx::MatMul`` (``.onnx``), ``MatMul`` (TensorFlow), ``jax::dot_general``
-(ready for the JAX front end, issue 26, which is to name op types so; ``dot_general`` reads its
-contracting dims from attr ``dimension_numbers``; ``conv_general_dilated`` waits for its layout attrs).
+(``tb_graph_plugin.jax``; its parameters are ``jax::parameter`` ops; ``dot_general`` reads its
+contracting dims from attr ``dimension_numbers``; ``conv_general_dilated`` waits for its layout attrs:
+a JAX convolution's FLOPs are unknown, listed as such).
 """
 
 from __future__ import annotations
@@ -253,12 +254,13 @@ _ONNX_MATMUL: dict[str, Rule] = {"MatMul": _matmul(0), "Gemm": _gemm, "Conv": _t
                                  "ConvTranspose": lambda f: _torch_conv(dataclasses.replace(f, op="transpose")),
                                  "Einsum": _einsum}
 
-# JAX primitives (jax.core.Primitive names), ready for the JAX front end (issue 26).
+# JAX primitives (jax.core.Primitive names: ``tb_graph_plugin.jax`` names op types ``jax::<primitive>``).
 _JAX_MOVE = """reshape transpose broadcast_in_dim squeeze expand_dims concatenate slice dynamic_slice
 dynamic_update_slice gather scatter convert_element_type iota select_n copy pad rev pjit custom_jvp_call
 custom_vjp_call stop_gradient""".split()
 _JAX_ELEMENTWISE = """add sub mul div neg abs max min exp log sqrt rsqrt pow integer_pow tanh logistic erf
-erf_inv sin cos eq ne lt le gt ge and or not sign floor ceil round square""".split()
+erf_inv sin cos eq ne lt le gt ge and or not sign floor ceil round square add_any is_finite log1p expm1 exp2
+clamp rem atan2 tan""".split()
 _JAX_REDUCE = "reduce_sum reduce_max reduce_min reduce_prod argmax argmin reduce_and reduce_or cumsum".split()
 _JAX_MATMUL: dict[str, Rule] = {"dot_general": _jax_dot_general}
 
@@ -279,7 +281,7 @@ def _table() -> dict[str, Rule]:
         rules.update({prefix + o: _per_in for o in reduces})
         rules.update({prefix + o: r for o, r in matmuls.items()})
     # graph plumbing every front end shares: inputs, outputs, constants, parameters
-    for op in ("IO Node", "Const", "Parameter", "torch::parameter", "torch::buffer", "torch::constant",
+    for op in ("IO Node", "Const", "Parameter", "torch::parameter", "torch::buffer", "torch::constant", "jax::parameter",
                "VariableV2", "Variable", "VarHandleOp", "prim::GetAttr", "prim::Constant", "prim::ListConstruct",
                "prim::TupleConstruct", "prim::TupleUnpack", "prim::ListUnpack", "python::getitem"):
         rules[op] = move
@@ -289,7 +291,7 @@ def _table() -> dict[str, Rule]:
 RULES: dict[str, Rule] = _table()
 
 #: Op types whose output is a parameter (its elements are ``params``, never ``output_bytes``).
-PARAMETER_OPS = frozenset({"torch::parameter", "Parameter", "VariableV2", "Variable", "VarHandleOp"})
+PARAMETER_OPS = frozenset({"torch::parameter", "Parameter", "VariableV2", "Variable", "VarHandleOp", "jax::parameter"})
 
 _OVERLOAD = re.compile(r"\.[A-Za-z_]+$")
 

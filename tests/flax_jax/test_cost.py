@@ -1,0 +1,57 @@
+"""The cost of a JAX program (issue 43 on issue 42's front end): a Flax Linen transformer captured
+with ``tb_graph_plugin.jax.graph_def``, its parameters counted as jax counts its pytree's leaves,
+its FLOPs against XLA's own ``cost_analysis`` of the same compiled function; the training step
+(``value_and_grad`` + Adam) counts the same parameters (the optimizer's moments are inputs, not
+parameters) and knows the cost of the backward's ``add_any``."""
+
+from __future__ import annotations
+
+import pytest
+
+from tb_graph_plugin.graph import build_slim_graph
+from tb_graph_plugin.hierarchy import build_hierarchy
+from tb_graph_plugin.hierarchy.cost import node_cost
+
+jax = pytest.importorskip("jax")
+optax = pytest.importorskip("optax")
+
+
+def _cost(graph_def):
+    h = build_hierarchy(build_slim_graph(graph_def))
+    return h, node_cost(h, h.root.id)
+
+
+def test_linen_transformer_params_and_flops_match_jax_and_xla():
+    import jax.numpy as jnp
+
+    from tb_graph_plugin.jax import graph_def
+    from tests.flax_jax import models
+
+    model, tokens = models.Transformer(), jnp.zeros((2, 8), jnp.int32)
+    params = model.init(jax.random.PRNGKey(0), tokens)
+    h, cost = _cost(graph_def(model.apply, params, tokens))
+    leaves = jax.tree_util.tree_leaves(params)
+    assert cost.params == sum(x.size for x in leaves) and cost.param_bytes == sum(x.nbytes for x in leaves)
+    assert cost.unknown_ops == 0, cost.unknown_op_types
+    analysis = jax.jit(model.apply).lower(params, tokens).compile().cost_analysis()
+    xla = (analysis[0] if isinstance(analysis, list) else analysis)["flops"]
+    assert abs(cost.flops - xla) <= 0.02 * xla, (cost.flops, xla)
+    # a block's own cost: its parameters are its subtree's
+    block = next(g for g in h.walk_groups() if h.name_of(g.id).endswith("block_0"))
+    own = sum(x.size for x in jax.tree_util.tree_leaves(params["params"]["block_0"]))
+    assert node_cost(h, block.id).params == own
+
+
+def test_linen_train_step_counts_the_model_params_once():
+    import jax.numpy as jnp
+
+    from tb_graph_plugin.jax import graph_def
+    from tests.flax_jax import models
+
+    model, tokens, tx = models.Transformer(), jnp.zeros((2, 8), jnp.int32), optax.adam(1e-3)
+    params = model.init(jax.random.PRNGKey(0), tokens)
+    _, forward = _cost(graph_def(model.apply, params, tokens))
+    _, step = _cost(graph_def(models.linen_train_step(model, tx), params, tx.init(params), tokens))
+    assert step.params == forward.params
+    assert "jax::add_any" not in step.unknown_op_types
+    assert step.flops > 2 * forward.flops  # forward, backward (about twice) and the update
