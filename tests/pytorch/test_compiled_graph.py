@@ -282,7 +282,7 @@ def test_each_break_is_named_in_the_module_whose_forward_holds_its_line(tmp_path
 
 def test_group_by_kernel_and_the_break_count_in_the_listing(tmp_path_factory):
     """Through a real TensorBoard app: ``/graphs`` gives each step's compile facts (3 graphs,
-    2 breaks) before the graph is built; ``/scene?group=kernels`` gathers the ops one Inductor
+    2 breaks) before the graph is built, and the stock Graphs tab still shows the graph; ``/scene?group=kernels`` gathers the ops one Inductor
     kernel fused (Inner's relu, mul, add: one ``cpp_fused_*`` group, inferred ``kernel``) inside
     their module, and without it the module holds them as ops; a bad ``group`` is a 400."""
     from tests.tb_app import OURS, TbApp, json_error
@@ -318,6 +318,16 @@ def test_group_by_kernel_and_the_break_count_in_the_listing(tmp_path_factory):
         assert "Breaks/Inner[inner]/Linear[fc]" in {n["name"] for n in grouped["nodes"]}
         message = json_error(app.get(OURS + "/scene", run="run", group="ops"), 400)
         assert "`group` must be scopes or kernels" in message
+        # the stock Graphs tab shows the same GraphDef (the compile facts beside it change nothing)
+        from google.protobuf import text_format
+        from tensorboard.compat.proto import graph_pb2
+
+        from tests.tb_app import STOCK
+
+        assert app.json(STOCK + "/info")["run"]["run_graph"]
+        stock = graph_pb2.GraphDef()
+        text_format.Parse(app.get(STOCK + "/graph", run="run").get_data(as_text=True), stock)
+        assert sum(n.op == "graph_break" for n in stock.node) == 2 and len(stock.node) == len(graph_def.node)
     finally:
         app.ours.pool.close()
 

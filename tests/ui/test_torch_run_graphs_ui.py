@@ -105,6 +105,7 @@ def test_compiled_graph_breaks_are_found_by_search_with_reason_and_source(browse
         info = frame.evaluate("(document.querySelector('[data-info]') || {}).textContent || ''")
         assert "graph_break" in info and "test_compiled_graph.py:" in info, info[:600]
         assert "item()" in info or "builtin" in info, info[:600]
+        assert "graph breaks2 in this graph" in info, info[:600]  # the info pane counts them too
         page.screenshot(path=str(SCREENSHOTS / "torch_compiled_break_selected.png"))
         # Colour -> Node data: compiled_graph: the ops of graph 0 and graph 2 in different colours
         frame.wait_for_function("[...document.querySelectorAll('[data-picker=color] option')]"

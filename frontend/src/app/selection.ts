@@ -95,6 +95,7 @@ export class NodeSelection {
       isExpanded: (n) => main.expanded.includes(n),
       ungroup: (n) => host.ungroup(n),
       trace: () => host.traceInputs(),
+      graphBreaks: () => Number(main.model?.scene.stats?.graph_breaks ?? 0),
     };
   }
 }

@@ -12,6 +12,8 @@ export interface InfoActions {
   isExpanded(name: string): boolean;
   trace(name: string): void;
   ungroup(series: string): void;
+  /** the torch.compile graph breaks in the graph shown (scene stats `graph_breaks`) */
+  graphBreaks(): number;
 }
 
 function kv(rows: [string, string | null | undefined][]): HTMLElement {
@@ -66,6 +68,7 @@ export function renderInfo(box: HTMLElement, d: NodeDetails, act: InfoActions): 
       ["ops inside", d.kind === "meta" || d.kind === "series" || d.cardinality > 1 ? String(d.cardinality) : null],
       ["series", d.series],
       ["template", d.template],
+      ["graph breaks", d.op === "graph_break" ? `${act.graphBreaks()} in this graph (search graph_break to step through them)` : null],
       ["grouped by", d.inferred === "name" ? "indices in its layers' names (inferred)"
         : d.inferred === "dataflow" ? "dataflow: a region between two cut points (inferred)"
         : d.inferred === "source" ? "source: the ops one function call computes (from the stack trace)"
