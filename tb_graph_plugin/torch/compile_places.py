@@ -130,6 +130,27 @@ def frame_of(reason) -> tuple[str, str]:
     return f"{short}:{f.lineno} in {f.name}", f.filename
 
 
+_FORWARD_FRAME = re.compile(r'File "[^"\n]*", line \d+, in forward\n[^\n]*')
+
+
+def up_to_forward(stack_trace: Optional[str]) -> Optional[str]:
+    r"""A Dynamo node's stack trace cut after its innermost ``forward`` frame (with that frame's
+    line), as ``torch.export`` records it: an op that a library function computes for a module
+    (Hugging Face's ``create_causal_mask`` and the mask helpers it calls) is then placed on the
+    line of the module's ``forward`` that called it, and ``ingest`` groups such ops as that
+    call (``create_causal_mask()``) as it does an exported model's. No ``forward`` frame: as is.
+
+    >>> up_to_forward('File "m.py", line 3, in forward\n    y = f(x)\nFile "u.py", line 9, in f\n    return x + 1\n')
+    'File "m.py", line 3, in forward\n    y = f(x)'
+    """
+    if not stack_trace:
+        return stack_trace
+    last = None
+    for last in _FORWARD_FRAME.finditer(stack_trace):
+        pass
+    return stack_trace if last is None else stack_trace[:last.end()]
+
+
 def stack_text(reason) -> str:
     stack = list(getattr(reason, "user_stack", None) or [])
     return "\n".join(f'  File "{f.filename}", line {f.lineno}, in {f.name}\n    {(f.line or "").strip()}' for f in stack)

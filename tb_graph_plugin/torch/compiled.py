@@ -46,7 +46,8 @@ from typing import Any, Optional
 import torch
 
 from tb_graph_plugin.torch.compile_places import (break_stack, class_of, events as run_events, frame_of,
-                                                  frame_prefix, lifted, module_classes, module_path, stack_text)
+                                                  frame_prefix, lifted, module_classes, module_path, stack_text,
+                                                  up_to_forward)
 from tb_graph_plugin.torch.compile_recorder import Recorder, aten, drop_pass_through, kernels as op_kernels
 
 __all__ = ["CompileSummary", "compiled_program_json"]
@@ -176,6 +177,7 @@ def compiled_program_json(fn, args: tuple, kwargs: dict, backend: Any = "inducto
                 qual = f"{cls.__module__}.{cls.__qualname__}" if isinstance(cls, type) else str(cls)
                 stack[key] = (prefix + module_path(str(path)) if module_path(str(path)) else prefix[:-1], qual)
             node.meta["nn_module_stack"] = stack
+            node.meta["stack_trace"] = up_to_forward(node.meta.get("stack_trace"))
             node.meta["custom"] = {"tb_compiled_graph": k, **({"tb_kernel": found_kernels[node]} if node in found_kernels else {})}
         drop_pass_through(agm)
         agm.recompile()

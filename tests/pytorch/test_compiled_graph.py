@@ -152,6 +152,12 @@ def test_hugging_face_model_without_break_is_one_graph(tmp_path):
     assert not [n for n in graph_def.node if n.op == "graph_break"]
     names = {n.name for n in graph_def.node}
     assert any(n.startswith("LlamaForCausalLM/LlamaModel[model]/layers/LlamaDecoderLayer[1]/") for n in names)
+    # the mask Hugging Face's helpers compute is one call of LlamaModel's forward, as add_graph draws
+    # it (Dynamo's stack traces go on into masking_utils: cut at the module's forward frame)
+    mask = [n for n in names if n.startswith("LlamaForCausalLM/LlamaModel[model]/create_causal_mask()/")]
+    loose = [n.name for n in graph_def.node if n.name.count("/") == 2 and n.name.startswith("LlamaForCausalLM/LlamaModel[model]/")
+             and "masking_utils" in n.attr["_source"].s.decode()]
+    assert len(mask) >= 5 and loose == [], (len(mask), loose[:5])
 
 
 def test_no_graph_handed_over_is_a_clear_error_and_nothing_is_written(tmp_path):
