@@ -4,7 +4,8 @@ grouped within each group that holds them.
 What ``tb_graph_plugin.torch.add_compiled_graph`` writes (issue 41): an op that Inductor fused
 into a kernel carries the attr ``_kernel`` (the kernel's name, ``cpp_fused_add_relu_0``, as
 Inductor's provenance tracking reports it; the SlimGraph's ``kernels`` column). With the option on, each group's op children that
-share a ``_kernel`` value, two or more of them but not every child of the group, become one group labelled by the kernel name,
+share a ``_kernel`` value, two or more of them but not every child of the group, and not closing a
+cycle through a sibling once gathered (``_acyclic``), become one group labelled by the kernel name,
 inferred ``"kernel"``, in the place of the first of them; the module tree stays as it was (a
 kernel that fused ops of two module calls is one group in each: the module calls are what the
 author wrote, the kernel what ran).
@@ -30,6 +31,9 @@ def group_kernels(h: Hierarchy) -> int:
     if not any(of_op):
         return 0
     made = 0
+    succ: dict[int, list[int]] = {}
+    for a, b in zip(slim.edge_src.tolist(), slim.edge_dst.tolist()):
+        succ.setdefault(a, []).append(b)
     for g in list(h.groups):
         ops = [c for c in g.children if c < n]
         if len(ops) < 2:
@@ -41,6 +45,8 @@ def group_kernels(h: Hierarchy) -> int:
                 counts[k] = counts.get(k, 0) + 1
         # a kernel that computes every child of the group is the group itself: no level added
         shared = {k for k, count in counts.items() if count >= 2 and count < len(g.children)}
+        if shared:
+            shared = _acyclic(h, g, kernel, shared, succ)
         if not shared:
             continue
         base = "" if g.parent < 0 else g.name + "/"
@@ -63,3 +69,45 @@ def group_kernels(h: Hierarchy) -> int:
             h.set_parent(c, sub.id)
         g.children = children
     return made
+
+
+def _acyclic(h: Hierarchy, g, kernel: dict, shared: set, succ: dict) -> set:
+    """The kernels of ``shared`` whose ops, gathered into one box among ``g``'s children, close
+    no cycle through a sibling (a kernel that fused ops before and after a module call, GPT-2's
+    position ids and its ``wpe`` embedding's sum: the box would feed the module and read it back,
+    an edge drawn reversed); those stay ops."""
+    n = h.n_ops
+    holder: dict[int, int] = {}  # every op under g -> the child of g holding it
+    for c in g.children:
+        stack = [c]
+        while stack:
+            x = stack.pop()
+            if x < n:
+                holder[x] = c
+            else:
+                stack.extend(h.groups[x - n].children)
+    child_succ: dict[int, set] = {}
+    for a, c in holder.items():
+        for b in succ.get(a, ()):
+            d = holder.get(b)
+            if d is not None and d != c:
+                child_succ.setdefault(c, set()).add(d)
+    kept = set()
+    for k in shared:
+        members = {c for c, v in kernel.items() if v == k}
+        # a path leaving the members and coming back to them: a cycle once they are one box
+        seen, stack = set(), [d for c in members for d in child_succ.get(c, ()) if d not in members]
+        back = False
+        while stack and not back:
+            x = stack.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            for d in child_succ.get(x, ()):
+                if d in members:
+                    back = True
+                    break
+                stack.append(d)
+        if not back:
+            kept.add(k)
+    return kept

@@ -227,6 +227,30 @@ def test_hugging_face_model_under_inductor_every_computing_op_has_its_kernel(tmp
     assert q and all(n.attr["_kernel"].s.decode() == "extern_kernels.mm" for n in q)
 
 
+def test_kernel_groups_close_no_cycle_on_gpt2(tmp_path):
+    """GPT-2 under Inductor fuses its position ids (before the ``wpe`` embedding) with the sum of
+    the two embeddings (after it) into one kernel: gathered into a box among GPT2Model's children
+    it would feed ``Embedding[wpe]`` and read it back. Grouped by kernel with every group open, no
+    edge is drawn reversed, and the other kernels are boxes."""
+    transformers = pytest.importorskip("transformers")
+    from tb_graph_plugin.hierarchy import HierarchyOptions
+
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        n_embd=32, n_layer=1, n_head=4, vocab_size=100, n_positions=64, bos_token_id=0, eos_token_id=0)).eval()
+    torch._dynamo.reset()
+    with torch.no_grad():
+        graph_def, _ = add_compiled_graph(str(tmp_path), model, (torch.randint(0, 100, (1, 8)),),
+                                          {"use_cache": False}, backend="inductor")
+    torch._dynamo.reset()
+    h = build_hierarchy(build_slim_graph(graph_def), HierarchyOptions(group_kernels=True))
+    check_invariants(h)
+    assert len([g for g in h.walk_groups() if g.inferred == "kernel"]) >= 3
+    every = [g.name for g in h.walk_groups() if g.id != h.root.id]
+    scene = build_scene(h, wire.GraphRef(run="c", tag="t", kind=wire.GraphKind.OP), every, cache=LayoutCache())
+    assert [(e.source, e.target) for e in scene.edges if e.reversed] == []
+
+
 def test_recompilations_are_counted_and_values_flow_between_graphs(tmp_path):
     """The block's frame (and its resumed half) compiled again for the second shape: 2
     recompilations. Each op sits in its module call, a frame with no parameter of its own too
