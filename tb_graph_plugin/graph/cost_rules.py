@@ -20,8 +20,8 @@ Keys are op types as the graph records them: ``aten::linear`` (``tb_graph_plugin
 ``.pt2``; an in-place ``aten::add_`` and an overload ``aten::add.Tensor`` are looked up as
 ``aten::add``), ``onnx::MatMul`` (``.onnx``), ``MatMul`` (TensorFlow), ``jax::dot_general``
 (``tb_graph_plugin.jax``; its parameters are ``jax::parameter`` ops; ``dot_general`` reads its
-contracting dims from attr ``dimension_numbers``; ``conv_general_dilated`` waits for its layout attrs:
-a JAX convolution's FLOPs are unknown, listed as such).
+contracting dims from attr ``dimension_numbers``, ``conv_general_dilated`` its kernel's output-feature
+dim from the same attr).
 """
 
 from __future__ import annotations
@@ -186,6 +186,28 @@ def _jax_dot_general(f: OpFacts) -> Optional[int]:
         return None
 
 
+_RHS_SPEC = re.compile(r"rhs_spec=\((\d+)")
+
+
+def _jax_conv(f: OpFacts) -> Optional[int]:
+    """``jax.lax.conv_general_dilated``: ``2 · prod(out) · prod(kernel) / O``, O the kernel's
+    output-feature dim (the first of ``rhs_spec`` in attr ``dimension_numbers``, written as
+    ``ConvDimensionNumbers(lhs_spec=..., rhs_spec=(3, 2, 0, 1), ...)``): each output element is a
+    sum over one output channel's kernel, whatever the feature groups (depthwise), strides or
+    kernel dilations; a transposed convolution (``lhs_dilation`` > 1: zeros inserted between the
+    inputs) divided by the dilation's product, the multiplies by those zeros not counted, as
+    ``torch.utils.flop_counter`` counts a transposed convolution and XLA's cost analysis does."""
+    kernel, out, dims = f.inp(1), f.out(0), f.attr("dimension_numbers")
+    if isinstance(dims, bytes):
+        dims = dims.decode("utf-8", "replace")
+    m = _RHS_SPEC.search(dims) if isinstance(dims, str) else None
+    if kernel is None or out is None or m is None or int(m.group(1)) >= len(kernel) or not kernel[int(m.group(1))]:
+        return None
+    dilation = f.attr("lhs_dilation")
+    spread = prod(dilation) if isinstance(dilation, (list, tuple)) and all(isinstance(d, int) and d > 0 for d in dilation) else 1
+    return 2 * prod(out) * prod(kernel) // kernel[int(m.group(1))] // spread
+
+
 ELEMENTWISE = 1
 NORM = 5
 
@@ -262,7 +284,7 @@ _JAX_ELEMENTWISE = """add sub mul div neg abs max min exp log sqrt rsqrt pow int
 erf_inv sin cos eq ne lt le gt ge and or not sign floor ceil round square add_any is_finite log1p expm1 exp2
 clamp rem atan2 tan""".split()
 _JAX_REDUCE = "reduce_sum reduce_max reduce_min reduce_prod argmax argmin reduce_and reduce_or cumsum".split()
-_JAX_MATMUL: dict[str, Rule] = {"dot_general": _jax_dot_general}
+_JAX_MATMUL: dict[str, Rule] = {"dot_general": _jax_dot_general, "conv_general_dilated": _jax_conv}
 
 
 def _table() -> dict[str, Rule]:
