@@ -51,9 +51,10 @@ import json
 from typing import Any, Optional
 
 from tensorboard import errors
-from tensorboard.compat.proto import attr_value_pb2, graph_pb2, tensor_shape_pb2
+from tensorboard.compat.proto import graph_pb2, tensor_shape_pb2
 
 from tb_graph_plugin.ingest import torch_scopes
+from tb_graph_plugin.ingest.attr_values import set_attr
 
 __all__ = ["exported_program_to_graph_def", "TorchOp", "PARAMETER_OP_TYPES"]
 
@@ -359,7 +360,7 @@ def _op_attrs(node, op: TorchOp, tensors: dict) -> None:
         node.attr["T"].type = dtype[0]
     for key, value in op.scalars.items():
         if key not in node.attr and not key.startswith("_"):
-            _set_attr(node.attr[key], value)
+            set_attr(node.attr[key], value, lists=True)
     node.attr["_target"].s = op.target.encode()
     if op.module_stack:
         _, path, cls = op.module_stack[-1]
@@ -370,23 +371,3 @@ def _op_attrs(node, op: TorchOp, tensors: dict) -> None:
         node.attr["_source"].s = f"{frame.short_file}:{frame.line} in {frame.function}".encode()
         if frame.code:
             node.attr["_source_line"].s = frame.code.encode()
-
-
-def _set_attr(attr: attr_value_pb2.AttrValue, value) -> None:
-    if isinstance(value, bool):
-        attr.b = value
-    elif isinstance(value, int):
-        attr.i = max(min(value, 2**63 - 1), -2**63)
-    elif isinstance(value, float):
-        attr.f = value
-    elif isinstance(value, str):
-        attr.s = value[:1024].encode()
-    elif isinstance(value, list):
-        if all(isinstance(v, bool) for v in value):
-            attr.list.b.extend(value)
-        elif all(isinstance(v, int) for v in value):
-            attr.list.i.extend(max(min(v, 2**63 - 1), -2**63) for v in value)
-        elif all(isinstance(v, (int, float)) for v in value):
-            attr.list.f.extend(float(v) for v in value)
-        else:
-            attr.list.s.extend(str(v)[:256].encode() for v in value)

@@ -35,9 +35,10 @@ import dataclasses
 import re
 from typing import Optional
 
-from tensorboard.compat.proto import attr_value_pb2, graph_pb2, tensor_shape_pb2
+from tensorboard.compat.proto import graph_pb2, tensor_shape_pb2
 
 from tb_graph_plugin.ingest import jax_scopes
+from tb_graph_plugin.ingest.attr_values import set_attr
 
 __all__ = ["JaxInput", "JaxOp", "JaxProgram", "program_to_graph_def", "PARAMETER_OP", "DTYPES"]
 
@@ -110,7 +111,7 @@ def program_to_graph_def(program: JaxProgram) -> graph_pb2.GraphDef:
         _shape_attrs(node, op.shapes, "T")
         for key, value in op.params.items():
             if key not in node.attr and not key.startswith("_"):
-                _set_attr(node.attr[key], value)
+                set_attr(node.attr[key], value, lists=False)
         if op.source:
             node.attr["_source"].s = op.source.encode()
         if op.code:
@@ -165,16 +166,3 @@ def _shape_attrs(node, shapes: list, dtype_attr: str) -> None:
         node.attr[dtype_attr].type = DTYPES[dtype]
     elif dtype:
         node.attr["_dtype"].s = str(dtype).encode()
-
-
-def _set_attr(attr: attr_value_pb2.AttrValue, value) -> None:
-    if isinstance(value, bool):
-        attr.b = value
-    elif isinstance(value, int):
-        attr.i = max(min(value, 2**63 - 1), -2**63)
-    elif isinstance(value, float):
-        attr.f = value
-    elif isinstance(value, (list, tuple)) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        attr.list.i.extend(max(min(v, 2**63 - 1), -2**63) for v in value)
-    else:
-        attr.s = str(value)[:1024].encode()
