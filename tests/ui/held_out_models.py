@@ -110,18 +110,31 @@ def _builders():
 
 
 def write(outdir: Path, names=MODELS) -> None:
+    """Each model's run, and ``facts.json``: what torch says of each model (its parameters'
+    elements, ``sum(p.numel())``; ``FlopCounterMode``'s total FLOPs of the same call, which counts
+    matmuls and convolutions only, and not the attention kernel CPU runs), for the cost tests."""
+    import json
+
     import torch
+    from torch.utils.flop_counter import FlopCounterMode
 
     from tb_graph_plugin.torch import add_graph
 
     torch.manual_seed(0)
     outdir.mkdir(parents=True, exist_ok=True)
     builders = _builders()
+    facts = {}
     for name in names:
         model, args, kwargs = builders[name]()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             add_graph(str(outdir / name), model.eval(), args, kwargs=kwargs or None)
+            facts[name] = {"params": sum(p.numel() for p in model.parameters())}
+            if name != "llama70b":  # on the meta device: nothing runs
+                with FlopCounterMode(display=False) as counter, torch.no_grad():
+                    model(*args, **(kwargs or {}))
+                facts[name]["flop_counter"] = counter.get_total_flops()
+    (outdir / "facts.json").write_text(json.dumps(facts, indent=1))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@ For each first view, read from the renderer's own draw list:
 - every stub is labelled at >= 9 px with its other end (``→ lm_head``), and a click on one
   selects that other end (it answered "Not found" before);
 - with every group open, no edge is drawn reversed (diffusers' interleaved module lists made
-  cycles).
+  cycles);
+- their cost (issue 43): each model's parameters as torch counts them, the FLOPs of its matmuls
+  and convolutions as ``FlopCounterMode`` counts them (``facts.json``, written beside the logs).
 
 Screenshots: ``tests/_artifacts/screenshots/held_out_<run>.png``.
 """
@@ -138,3 +140,31 @@ def test_llava_draws_its_language_model_once(held_out_logs):
     names = [n.name for n in load_graph_def_from_path(str(held_out_logs / "llava")).node]
     assert not [n for n in names if "/language_model/" in n]
     assert [n for n in names if "/LlamaModel[language_model]/Embedding[embed_tokens]/" in n]
+
+
+# the ops FlopCounterMode counts (matmuls, convolutions); on CPU it counts no attention kernel
+_DENSE = {"aten::linear", "aten::conv1d", "aten::conv2d", "aten::conv_transpose2d", "aten::mm", "aten::bmm",
+          "aten::matmul", "aten::addmm", "aten::baddbmm", "aten::einsum", "aten::convolution"}
+
+
+@pytest.mark.parametrize("run", held_out_models.MODELS)
+def test_held_out_costs_match_torch(held_out_logs, run):
+    """Issue 43 on the held-out architectures (none written for it): the whole model's ``params``
+    are its ``sum(p.numel())`` (the 80-layer 70B on the meta device too: 70,553,706,496), and the
+    FLOPs of its matmuls and convolutions are ``FlopCounterMode``'s total for the same call."""
+    import json
+
+    from tb_graph_plugin.graph import build_slim_graph
+    from tb_graph_plugin.graph.cost import op_costs
+    from tb_graph_plugin.hierarchy import build_hierarchy
+    from tb_graph_plugin.hierarchy.cost import node_cost
+    from tb_graph_plugin.ingest.local import load_graph_def_from_path
+
+    facts = json.loads((held_out_logs / "facts.json").read_text())[run]
+    slim = build_slim_graph(load_graph_def_from_path(str(held_out_logs / run)))
+    h = build_hierarchy(slim)
+    assert node_cost(h, h.root.id).params == facts["params"]
+    if "flop_counter" in facts:
+        costs = op_costs(slim)
+        dense = sum(int(costs.flops[i]) for i, op in enumerate(slim.ops) if op in _DENSE)
+        assert dense == facts["flop_counter"], (dense, facts["flop_counter"])
