@@ -5,7 +5,7 @@ graphs, read with the plugin's own ``ingest.local``), prints one line per stage:
 
 * ``slim``       every SlimGraph column (names, ops, edges, kinds, embeddings, shapes)
 * ``hierarchy``  ``summary.summarize`` + ``summary.tree`` (groups, series, templates, inferred)
-* ``first``      the first-view scene (``first_view.first_view_expanded``) as wire JSON
+* ``first``      the first-view scene (``first_scene.build_first_view_scene``: what ``/scene`` answers) as wire JSON
 * ``open``       scenes with each of the ``--groups`` largest groups opened (with its ancestors)
 * ``early``      the first-view scene drawn from ``first_view.first_view_hierarchy`` (the partial
   build a worker sends the first view from): the ``first`` digest again (``(the whole Hierarchy)``
@@ -99,7 +99,8 @@ def fingerprint(path: str, n_groups: int) -> list[str]:
     from tb_graph_plugin.hierarchy.summary import summarize, tree
     from tb_graph_plugin.ingest.graph_encoding import split_graph_def
     from tb_graph_plugin.layout.scene import LayoutCache, build_scene
-    from tb_graph_plugin.layout.scene.first_view import first_view_expanded, first_view_hierarchy
+    from tb_graph_plugin.layout.scene.first_scene import build_first_view_scene
+    from tb_graph_plugin.layout.scene.first_view import first_view_hierarchy
 
     lines = []
     for label, (ref, graph_def) in _graphs(path):
@@ -109,7 +110,7 @@ def fingerprint(path: str, n_groups: int) -> list[str]:
         lines.append(f"{label} slim {_slim_digest(slim)}")
         lines.append(f"{label} hierarchy {_digest(_untimed([summarize(h), tree(h)]))}")
         cache = LayoutCache()  # one per Hierarchy, as its owner keeps it
-        lines.append(f"{label} first {_scene_digest(build_scene(h, ref, first_view_expanded(h), cache=cache))}")
+        lines.append(f"{label} first {_scene_digest(build_first_view_scene(h, ref, cache=cache))}")
         groups = sorted((g for g in h.groups if g.id != h.root.id), key=lambda g: (-g.cardinality, g.name))
         opened = []
         for g in groups[:n_groups]:
@@ -120,7 +121,7 @@ def fingerprint(path: str, n_groups: int) -> list[str]:
             opened.append(_scene_digest(build_scene(h, ref, names, cache=cache)))
         lines.append(f"{label} open {_digest(opened)} ({len(opened)} scenes)")
         early = first_view_hierarchy(slim)
-        lines.append(f"{label} early {_scene_digest(build_scene(early, ref, first_view_expanded(early)))}"
+        lines.append(f"{label} early {_scene_digest(build_first_view_scene(early, ref))}"
                      + (" (the whole Hierarchy)" if early.grouped_only is None else ""))
     return lines
 
