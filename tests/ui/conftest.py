@@ -94,3 +94,12 @@ def set_expanded(frame, names: list) -> None:
     frame.evaluate(f"window.graphExplorer.setExpanded({json.dumps(names)})")
     frame.wait_for_function(f"document.body.dataset.expanded === {json.dumps(json.dumps(names))} "
                             "&& document.body.dataset.status === 'ready'", timeout=60000)
+
+
+@pytest.fixture(scope="module")
+def bert_logdir(cost_models, tmp_path_factory) -> Path:
+    """A logdir holding the Hugging Face BERT capture of ``cost_models`` (run ``bert``): the cost
+    and pattern-search browser tests open it."""
+    root = tmp_path_factory.mktemp("bert_logdir")
+    shutil.copytree(cost_models / "bert", root / "bert")
+    return root

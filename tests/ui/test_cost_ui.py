@@ -12,27 +12,15 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 
 import pytest
 
 from tests.conftest import SCREENSHOTS
 from tests.ui.conftest import app_frame, wait_settled, set_expanded
+from tests.ui.test_graph_explorer_ui import ds
 from tests.ui.test_node_data_ui import pixel
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def bert_logdir(cost_models, tmp_path_factory):
-    root = tmp_path_factory.mktemp("cost_ui_logdir")
-    shutil.copytree(cost_models / "bert", root / "bert")
-    return root
-
-
-def ds(frame, key: str) -> str:
-    return frame.evaluate(f"document.body.dataset[{json.dumps(key)}] ?? ''")
-
 
 
 def test_colour_by_flops_and_the_cost_in_the_info_pane(page, tensorboard_url, bert_logdir, cost_models):

@@ -12,28 +12,17 @@ Screenshots: ``pattern_first_view.png``, ``pattern_match_1.png``.
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
 from tests.conftest import SCREENSHOTS
 from tests.ui.conftest import app_frame, wait_settled, set_expanded
+from tests.ui.test_graph_explorer_ui import ds
 
 pytestmark = pytest.mark.slow
 
 MATCH_RGB = (0xD8, 0x1B, 0x60)
 MLP = "aten::linear -> aten::gelu -> aten::linear"
-
-
-@pytest.fixture(scope="module")
-def bert_logdir(cost_models, tmp_path_factory):
-    root = tmp_path_factory.mktemp("pattern_ui_logdir")
-    shutil.copytree(cost_models / "bert", root / "bert")
-    return root
-
-
-def ds(frame, key: str) -> str:
-    return frame.evaluate(f"document.body.dataset[{json.dumps(key)}] ?? ''")
 
 
 def outlined(frame, name: str) -> bool:
@@ -54,7 +43,6 @@ def outlined(frame, name: str) -> bool:
       return out;
     }""", name)
     return any(sum(abs(a - b) for a, b in zip(p, MATCH_RGB)) < 60 for p in pixels)
-
 
 
 def test_pattern_switch_lists_outlines_and_steps_through_matches(page, tensorboard_url, bert_logdir):
