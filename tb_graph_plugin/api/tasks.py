@@ -97,6 +97,7 @@ class GraphState:
         self.what = payload.get("what", "graph")
         self.graph_def = None
         self.unmatched_stats = 0
+        self.report: Optional[dict] = None  # ``graph_report``'s, once asked (the graph's: fixed once built)
         # The GraphDef is split into its nodes' encodings, never parsed whole (the parse is ~5x
         # its encoding, ~660 bytes an op): the info pane parses one NodeDef at a time
         # (ingest.graph_encoding, graph.node_defs). A diff pair parses it whole: the diff
@@ -401,7 +402,14 @@ BUILD: Pipeline[GraphState] = Pipeline("graph_state", [
 
 
 def graph_report(state: GraphState) -> dict:
-    """What is wrong with the graph itself, for ``scene.stats`` (the UI's warning line)."""
+    """What is wrong with the graph itself, for ``scene.stats`` (the UI's warning line): made once
+    per GraphState (it reads every op; each scene and delta of the graph answers it)."""
+    if state.report is None:
+        state.report = _graph_report(state)
+    return state.report
+
+
+def _graph_report(state: GraphState) -> dict:
     slim = state.slim
     dangling, references = slim.split_dangling()  # PyTorch module references are no damage
     return {
